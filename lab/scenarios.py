@@ -1,0 +1,106 @@
+"""The lab's named scenarios: the paths WLCG sites really have, each with its truth.
+
+Every scenario has two hosts `src` and `dst` (plus routers); `Topology.truth`
+gives the true path MTU and PMTUD verdict for both directions.
+"""
+
+from .topology import Node, Topology
+
+
+def _chain(name, mtus, description, router_opts=None, routes=None):
+    """src - r1 - ... - dst, link i having MTU mtus[i]; router_opts[i] configures r(i+1)."""
+    router_opts = router_opts or {}
+    routers = ["r%d" % (i + 1) for i in range(len(mtus) - 1)]
+    names = ["src"] + routers + ["dst"]
+    nodes = [Node("src")] + [Node(r, router=True, **router_opts.get(r, {})) for r in routers] \
+        + [Node("dst")]
+    links = [(a, b, mtu) for a, b, mtu in zip(names, names[1:], mtus)]
+    return Topology(name, nodes, links, routes=routes, description=description)
+
+
+def clean_jumbo():
+    return _chain("clean-jumbo", [9000, 9000, 9000], "jumbo end to end")
+
+
+def all_standard():
+    return _chain("all-standard", [1500, 1500, 1500], "1500 everywhere")
+
+
+def bottleneck_ptb():
+    return _chain("bottleneck-ptb", [9000, 1500, 9000],
+                  "jumbo hosts, a 1500 link in the middle, PTB sent")
+
+
+def vxlan_ptb():
+    return _chain("vxlan-ptb", [9000, 8950, 9000],
+                  "VXLAN-like 8950 fabric link, PTB sent")
+
+
+def vxlan_blackhole():
+    return _chain("vxlan-blackhole", [9000, 8950, 9000],
+                  "VXLAN-like 8950 fabric link, router drops PTB (the CERN EOS case)",
+                  router_opts={"r1": {"drop_ptb": True}})
+
+
+def multi_router():
+    return _chain("multi-router", [9000, 9000, 4470, 9000],
+                  "three routers, the MTU drops to 4470 after the second and PTB is sent")
+
+
+def echo_filtered():
+    return _chain("echo-filtered", [9000, 8950, 9000],
+                  "8950 link with PTB, ICMP echo dropped on the path",
+                  router_opts={"r1": {"drop_echo": True}})
+
+
+def lossy(percent=2):
+    return _chain("lossy", [9000, 8950, 9000],
+                  "8950 link with PTB and %d%% random loss each way" % percent,
+                  router_opts={"r1": {"loss_percent": percent}})
+
+
+def multi_router_blackhole():
+    return _chain("multi-router-blackhole", [9000, 9000, 9000, 8950, 9000],
+                  "black hole three routers out", router_opts={"r3": {"drop_ptb": True}})
+
+
+def ecmp_partial_blackhole():
+    """src - r1 =(two members)= r4 - dst; the member through r3 is narrower and black-holed."""
+    nodes = [Node("src"), Node("r1", router=True), Node("r2", router=True),
+             Node("r3", router=True, drop_ptb=True), Node("r4", router=True), Node("dst")]
+    links = [("src", "r1", 9000), ("r1", "r2", 9000), ("r1", "r3", 9000),
+             ("r2", "r4", 9000), ("r3", "r4", 8950), ("r4", "dst", 9000)]
+    return Topology("ecmp-partial-blackhole", nodes, links,
+                    description="two equal-cost members, one through an 8950 link that drops PTB")
+
+
+def asymmetric():
+    """Forward src->dst through r1 (9000); reverse through r2 with a 1500 link, PTB sent."""
+    nodes = [Node("src"), Node("r1", router=True), Node("r2", router=True), Node("dst")]
+    links = [("src", "r1", 9000), ("r1", "dst", 9000), ("src", "r2", 9000), ("r2", "dst", 1500)]
+    routes = {("src", "dst"): ["r1"], ("dst", "src"): ["r2"],
+              ("r1", "src"): ["src"], ("r2", "dst"): ["dst"]}
+    return Topology("asymmetric", nodes, links, routes=routes,
+                    description="forward path jumbo, reverse path 1500 (PTB sent)")
+
+
+SCENARIOS = {
+    "clean-jumbo": clean_jumbo,
+    "all-standard": all_standard,
+    "bottleneck-ptb": bottleneck_ptb,
+    "vxlan-ptb": vxlan_ptb,
+    "vxlan-blackhole": vxlan_blackhole,
+    "multi-router": multi_router,
+    "multi-router-blackhole": multi_router_blackhole,
+    "echo-filtered": echo_filtered,
+    "lossy": lossy,
+    "ecmp-partial-blackhole": ecmp_partial_blackhole,
+    "asymmetric": asymmetric,
+}
+
+
+def get(name):
+    try:
+        return SCENARIOS[name]()
+    except KeyError:
+        raise KeyError("unknown scenario %r (known: %s)" % (name, ", ".join(sorted(SCENARIOS))))

@@ -1,0 +1,185 @@
+"""Lab topologies as data: nodes, links with MTUs, filters, and the ground truth they imply.
+
+A Topology says nothing about how it is built (see netns.py): tests, the demo
+and the benchmarks read the same definitions, and the truth (path MTU per
+directed pair, whether PMTUD works, where the black hole is) is derived from
+the links and filters, so a scenario cannot disagree with itself.
+
+Addressing stays inside 198.18.0.0/15 and fd00::/8, as the project requires.
+"""
+
+import collections
+import ipaddress
+
+Link = collections.namedtuple("Link", "a b mtu")
+
+
+class Node(object):
+    def __init__(self, name, router=False, drop_ptb=False, drop_echo=False, loss_percent=0,
+                 mtu_ptb_value=None):
+        self.name = name
+        self.router = router
+        # A router that does not send ICMP frag-needed / packet-too-big: the black hole.
+        self.drop_ptb = drop_ptb
+        # A router that drops forwarded ICMP echo requests (echo filtered on the path).
+        self.drop_echo = drop_echo
+        # Random loss, in percent, applied to everything this router forwards.
+        self.loss_percent = loss_percent
+
+    def __repr__(self):
+        return "Node(%r)" % self.name
+
+
+class Topology(object):
+    """Nodes joined by point-to-point links; routes by shortest path, ECMP where equal.
+
+    `routes` overrides shortest-path routing: {(node, dest_host): [next_hop, ...]}
+    makes asymmetric paths; several next hops make an ECMP route.
+    """
+
+    def __init__(self, name, nodes, links, routes=None, description=""):
+        self.name = name
+        self.description = description
+        self.nodes = collections.OrderedDict((n.name, n) for n in nodes)
+        self.links = [Link(*link) if not isinstance(link, Link) else link for link in links]
+        self.routes = dict(routes or {})
+        for link in self.links:
+            for end in (link.a, link.b):
+                if end not in self.nodes:
+                    raise ValueError("link %s-%s names unknown node %s" % (link.a, link.b, end))
+
+    # -- addressing ---------------------------------------------------------------------------
+
+    def link_index(self, link):
+        return self.links.index(link)
+
+    def link_prefix(self, link, version):
+        index = self.link_index(link)
+        if version == 4:
+            # 198.18.0.0/15 split into /24s: 512 links are plenty for a lab.
+            return ipaddress.ip_network("198.%d.%d.0/24" % (18 + index // 256, index % 256))
+        return ipaddress.ip_network("fd00:18:%x::/64" % index)
+
+    def link_address(self, link, node, version):
+        prefix = self.link_prefix(link, version)
+        offset = 1 if node == link.a else 2
+        return prefix[offset]
+
+    def interface_name(self, link, node):
+        return "l%d%s" % (self.link_index(link), "a" if node == link.a else "b")
+
+    def hosts(self):
+        return [n for n in self.nodes.values() if not n.router]
+
+    def address(self, host, version=4):
+        """The address of a host: the one on its first link."""
+        for link in self.links:
+            if host in (link.a, link.b):
+                return str(self.link_address(link, host, version))
+        raise KeyError(host)
+
+    def neighbours(self, node):
+        for link in self.links:
+            if link.a == node:
+                yield link.b, link
+            elif link.b == node:
+                yield link.a, link
+
+    def link_between(self, a, b):
+        for link in self.links:
+            if {link.a, link.b} == {a, b}:
+                return link
+        raise KeyError((a, b))
+
+    def local_mtu(self, host):
+        return max(link.mtu for _, link in self.neighbours(host))
+
+    # -- routing ------------------------------------------------------------------------------
+
+    def _distances(self, target):
+        distance = {target: 0}
+        queue = collections.deque([target])
+        while queue:
+            node = queue.popleft()
+            for other, _ in self.neighbours(node):
+                if other not in distance:
+                    distance[other] = distance[node] + 1
+                    # Hosts do not forward: paths continue through routers only.
+                    if self.nodes[other].router:
+                        queue.append(other)
+        return distance
+
+    def next_hops(self, node, dest):
+        """Neighbours `node` forwards to on the way to host `dest` (several: ECMP)."""
+        if (node, dest) in self.routes:
+            return list(self.routes[(node, dest)])
+        distance = self._distances(dest)
+        best = [other for other, _ in self.neighbours(node)
+                if other in distance and (other == dest or self.nodes[other].router)]
+        if not best:
+            return []
+        shortest = min(distance[o] for o in best)
+        return [o for o in best if distance[o] == shortest]
+
+    def paths(self, source, dest, limit=64):
+        """Every forwarding path source -> dest (lists of node names), following next_hops."""
+        found = []
+
+        def walk(path):
+            if len(found) >= limit or len(path) > 32:
+                return
+            here = path[-1]
+            if here == dest:
+                found.append(path)
+                return
+            for nxt in self.next_hops(here, dest):
+                if nxt not in path:
+                    walk(path + [nxt])
+
+        walk([source])
+        return found
+
+    # -- ground truth -------------------------------------------------------------------------
+
+    def path_truth(self, path):
+        """Truth for one forwarding path: its MTU, PMTUD health, and where big packets vanish."""
+        mtus = [self.link_between(a, b).mtu for a, b in zip(path, path[1:])]
+        path_mtu = min(mtus)
+        first_mtu = mtus[0]
+        truth = {"path-mtu": path_mtu, "pmtud": "not-needed" if path_mtu >= first_mtu else "ok",
+                 "blackhole-ttl": None, "blackhole-router": None, "hop-mtus": mtus}
+        # Walk the path: every router whose next link is narrower than what reaches it must
+        # report it; a router that drops PTBs at that point is the black hole.
+        current = first_mtu
+        for ttl, (node, mtu) in enumerate(zip(path[1:-1], mtus[1:]), start=1):
+            if mtu < current:
+                if self.nodes[node].drop_ptb:
+                    truth["pmtud"] = "blackhole"
+                    truth["blackhole-ttl"] = ttl
+                    truth["blackhole-router"] = node
+                    break
+                current = mtu
+        return truth
+
+    def truth(self, source, dest):
+        """Ground truth for the directed pair source -> dest, over all its ECMP members."""
+        members = [self.path_truth(p) for p in self.paths(source, dest)]
+        if not members:
+            raise ValueError("no path from %s to %s" % (source, dest))
+        verdicts = {m["pmtud"] for m in members}
+        if "blackhole" in verdicts:
+            pmtud = "blackhole"
+        elif "ok" in verdicts:
+            pmtud = "ok"
+        else:
+            pmtud = "not-needed"
+        return {
+            "source": source, "dest": dest,
+            "path-mtu": min(m["path-mtu"] for m in members),
+            "local-mtu": self.local_mtu(source),
+            "pmtud": pmtud,
+            "partial": len({(m["path-mtu"], m["pmtud"]) for m in members}) > 1,
+            "members": members,
+            "loss": any(self.nodes[n].loss_percent for p in self.paths(source, dest) for n in p),
+            "echo-filtered": any(self.nodes[n].drop_echo for p in self.paths(source, dest) for n in p),
+        }

@@ -1,0 +1,55 @@
+"""Validation against the suite's schemas with messages that name the field.
+
+Works the same under jsonschema 3.0.1 (perfSONAR on EL8) and current 4.x:
+only Draft7Validator, iter_errors and best_match are used.
+"""
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from . import schema as schemas
+
+
+def _pointer(error):
+    path = "/".join(str(part) for part in error.absolute_path)
+    return "/" + path
+
+
+def check(instance, schema):
+    """Validate `instance`; return (True, None) or (False, "At /field: problem")."""
+    validator = jsonschema.Draft7Validator(schema)
+    error = best_match(validator.iter_errors(instance))
+    if error is None:
+        return True, None
+    return False, "At %s: %s" % (_pointer(error), error.message)
+
+
+def schema_version(document, maximum, what):
+    """The document's `schema` (absent means 1), or raise ValueError naming the problem."""
+    if not isinstance(document, dict):
+        raise ValueError("%s must be a JSON object" % what)
+    version = document.get("schema", 1)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ValueError("At /schema: %s schema version must be an integer" % what)
+    if not 1 <= version <= maximum:
+        raise ValueError("At /schema: %s schema version %s is not supported (highest is %d)"
+                         % (what, version, maximum))
+    return version
+
+
+def check_spec(spec):
+    """Schema-level validation of a pmtu spec: (valid, error)."""
+    try:
+        version = schema_version(spec, schemas.MAX_SPEC_SCHEMA, "spec")
+    except ValueError as err:
+        return False, str(err)
+    return check(spec, schemas.spec_schema(version))
+
+
+def check_result(result):
+    """Validation of a pmtu result: (valid, error)."""
+    try:
+        version = schema_version(result, schemas.MAX_RESULT_SCHEMA, "result")
+    except ValueError as err:
+        return False, str(err)
+    return check(result, schemas.result_schema(version))

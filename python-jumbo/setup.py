@@ -1,0 +1,20 @@
+from setuptools import setup, find_packages
+
+from jumbo import __version__
+
+setup(
+    name="jumbo",
+    version=__version__,
+    description="Path MTU, PMTUD black-hole and jumbo-frame measurements for perfSONAR pScheduler",
+    packages=find_packages(exclude=["tests"]),
+    package_data={"jumbo": ["*.json", "report/*.html", "stores/*.json", "stores/*.sql"]},
+    python_requires=">=3.6",
+    install_requires=["jsonschema>=3.0"],
+    entry_points={
+        "console_scripts": [
+            "jumbocheck = jumbo.cli:jumbocheck_main",
+            "jumbo-report = jumbo.cli:report_main",
+            "jumbo-replay = jumbo.cli:replay_main",
+        ]
+    },
+)

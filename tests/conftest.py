@@ -1,0 +1,36 @@
+"""Shared fixtures: the repository layout, and the namespace lab for tests that need root."""
+
+import os
+import shutil
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for path in (ROOT, os.path.join(ROOT, "python-jumbo")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+
+def _can_build_labs():
+    return os.geteuid() == 0 and shutil.which("ip") is not None
+
+
+needs_lab = pytest.mark.skipif(not _can_build_labs(), reason="namespace lab needs root and iproute2")
+
+
+@pytest.fixture
+def lab_factory():
+    """Build labs from scenarios; every lab is torn down after the test, pass or fail."""
+    from lab import Lab, scenarios
+    built = []
+
+    def build(scenario, **kwargs):
+        topology = scenarios.get(scenario) if isinstance(scenario, str) else scenario
+        lab = Lab(topology, **kwargs).build()
+        built.append(lab)
+        return lab
+
+    yield build
+    for lab in built:
+        lab.destroy()
