@@ -12,9 +12,9 @@ setup(
     install_requires=["jsonschema>=3.0"],
     entry_points={
         "console_scripts": [
-            "jumbocheck = jumbo.cli:jumbocheck_main",
-            "jumbo-report = jumbo.cli:report_main",
-            "jumbo-replay = jumbo.cli:replay_main",
+            "jumbocheck = jumbo.probe.cli:main",
+            "jumbo-report = jumbo.report.cli:main",
+            "jumbo-replay = jumbo.stores.replay:main",
         ]
     },
 )
