@@ -40,4 +40,7 @@ fi
 # The unprivileged user tools run as in tests, as pScheduler runs them as `pscheduler`.
 id jumbotest >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin jumbotest
 
+# A real OpenSearch 2.18.0 (Maven Central integ-test-zip) for the archive store tests.
+bash scripts/opensearch.sh install >/dev/null
+
 echo "setup: ready (python: $ROOT/.venv/bin/python)"
