@@ -1,0 +1,409 @@
+"""Human-readable text and HTML for pmtu specs and results (result-format, spec-format).
+
+The verdict comes first, in one line a network engineer reads at a glance, then the detail.
+Every function copes with partial results (any field missing or null), and never renders a
+member whose name starts with `_`: result-format output is served without the task key.
+In HTML every value is escaped, whatever its origin.
+
+    result_text(spec, result) / result_html(spec, result)
+    spec_text(spec) / spec_html(spec)
+    verdict(result) -> the one-line verdict
+"""
+
+import html
+
+from . import spec as specs
+
+
+def strip_private(value):
+    """A copy without `_`-prefixed members, at every depth."""
+    if isinstance(value, dict):
+        return {k: strip_private(v) for k, v in value.items()
+                if not (isinstance(k, str) and k.startswith("_"))}
+    if isinstance(value, list):
+        return [strip_private(v) for v in value]
+    return value
+
+
+def _obj(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value):
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _int(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == int(value):
+        return int(value)
+    return None
+
+
+def _num(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def _show(value):
+    """Any value as short text ("-" for missing)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _bits(value):
+    value = _num(value)
+    if value is None:
+        return "-"
+    for factor, unit in ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+        if abs(value) >= factor:
+            return "%.2f %s" % (value / factor, unit)
+    return "%.0f bit/s" % value
+
+
+def _rtt(value):
+    """An ISO 8601 duration (or seconds) as milliseconds."""
+    if value is None:
+        return "-"
+    seconds = _num(value)
+    if seconds is None:
+        seconds = specs.duration_seconds_or_none(value)
+    if seconds is None:
+        return str(value)
+    return "%.3f ms" % (seconds * 1000.0)
+
+
+def _percent(value):
+    value = _num(value)
+    return "-" if value is None else "%.1f%%" % value
+
+
+# ------------------------------------------------------------------------------------------
+# The verdict
+
+def _flows_note(result):
+    flows = _list(result.get("flows"))
+    if len(flows) < 2:
+        return None
+    mtus = [_int(flow.get("path-mtu")) for flow in flows]
+    holes = [flow for flow in flows if flow.get("pmtud") == "blackhole"]
+    if len(set(mtus)) > 1 or 0 < len(holes) < len(flows):
+        if holes:
+            return "%d of %d flows black-holed (ECMP)" % (len(holes), len(flows))
+        known = [m for m in mtus if m is not None]
+        return "flows disagree (path MTU %s-%s, ECMP)" % (
+            min(known) if known else "?", max(known) if known else "?")
+    return None
+
+
+def verdict(result):
+    """One line: the path MTU against the target, the PMTUD state, where big packets vanish."""
+    result = _obj(result)
+    if result.get("succeeded") is False:
+        error = result.get("error")
+        return "Run failed: %s" % (error if isinstance(error, str) and error else "no reason given")
+    path = _int(result.get("path-mtu"))
+    target = _int(result.get("target-mtu"))
+    local = _int(result.get("local-mtu"))
+    pmtud = result.get("pmtud")
+    hole = _obj(result.get("blackhole"))
+
+    if path is None:
+        line = "Path MTU unknown"
+        if pmtud == "blackhole":
+            line += ": black hole"
+    elif target is not None and path < target:
+        line = "Path MTU %d < %d" % (path, target)
+    else:
+        line = "Path MTU %d" % path
+
+    if path is not None:
+        if pmtud == "blackhole":
+            where = "black hole"
+            ttl = _int(hole.get("ttl"))
+            if ttl is not None:
+                where += " at hop %d" % ttl
+                if hole.get("ip"):
+                    where += " (%s)" % hole["ip"]
+            top = local or target or _int(hole.get("size"))
+            if top is not None and top > path:
+                where += ", %d-%d byte packets vanish" % (path + 1, top)
+            else:
+                where += ", larger packets vanish"
+            line += ": " + where
+        elif target is not None and path >= target:
+            line += ": jumbo end to end"
+            if pmtud == "not-needed":
+                line += ", PMTUD not needed"
+            elif pmtud == "ok":
+                line += ", PMTUD works"
+        else:
+            line += ": not jumbo"
+            if pmtud == "ok":
+                senders = [p.get("from") for p in _list(result.get("ptb"))
+                           if p.get("useful") and p.get("from")]
+                line += ", PMTUD works"
+                if senders:
+                    line += " (too-big from %s)" % senders[0]
+            elif pmtud == "not-needed":
+                line += ", PMTUD not needed"
+            elif pmtud == "unknown":
+                line += ", PMTUD could not be checked"
+
+    notes = []
+    flows = _flows_note(result)
+    if flows:
+        notes.append(flows)
+    reverse = _int(result.get("reverse-path-mtu"))
+    if reverse is not None and reverse != path:
+        notes.append("reverse path MTU %d" % reverse)
+    elif result.get("reverse-pmtud") == "blackhole":
+        notes.append("reverse path has a black hole")
+    gain = _num(_obj(result.get("throughput")).get("gain"))
+    if gain is not None:
+        notes.append("jumbo throughput x%.2f" % gain)
+    if notes:
+        line += "; " + "; ".join(notes)
+    return line
+
+
+# ------------------------------------------------------------------------------------------
+# Detail, as (title, header, rows) tables and (label, value) pairs, shared by text and HTML
+
+def _summary(spec, result):
+    pairs = [
+        ("Destination", result.get("dest-ip") or spec.get("dest")),
+        ("IP version", result.get("ip-version") or spec.get("ip-version")),
+        ("Path MTU", result.get("path-mtu")),
+        ("Local MTU", result.get("local-mtu")),
+        ("Target MTU", result.get("target-mtu") or spec.get("target-mtu")),
+        ("Jumbo", result.get("jumbo")),
+        ("PMTUD", result.get("pmtud")),
+        ("Method", result.get("method")),
+    ]
+    hole = result.get("blackhole")
+    if isinstance(hole, dict):
+        pairs.append(("Black hole", "hop %s (%s), packets of %s bytes vanish" % (
+            _show(hole.get("ttl")), _show(hole.get("ip")), _show(hole.get("size")))))
+    if "reverse-path-mtu" in result or "reverse-pmtud" in result:
+        pairs.append(("Reverse path MTU", result.get("reverse-path-mtu")))
+        pairs.append(("Reverse PMTUD", result.get("reverse-pmtud")))
+    ptb = _list(result.get("ptb"))
+    if ptb:
+        pairs.append(("Too-big messages", ", ".join(
+            "%s (MTU %s%s)" % (_show(p.get("from")), _show(p.get("mtu")),
+                               "" if p.get("useful", True) else ", ignored") for p in ptb)))
+    if "probes" in result:
+        pairs.append(("Probes sent", result.get("probes")))
+    if _num(result.get("elapsed")) is not None:
+        pairs.append(("Elapsed", "%.2f s" % result["elapsed"]))
+    return [(label, _show(value)) for label, value in pairs if value is not None]
+
+
+def _tables(result):
+    tables = []
+    flows = _list(result.get("flows"))
+    if flows:
+        tables.append(("Flows", ["Flow", "Source port", "Flow label", "Path MTU", "PMTUD"], [
+            [_show(f.get("flow", i)), _show(f.get("source-port")), _show(f.get("flow-label")),
+             _show(f.get("path-mtu")), _show(f.get("pmtud"))] for i, f in enumerate(flows)]))
+    hops = _list(result.get("hops"))
+    if hops:
+        tables.append(("Hops", ["TTL", "Address", "MTU", "RTT"], [
+            [_show(h.get("ttl")), _show(h.get("ip")), _show(h.get("mtu")), _rtt(h.get("rtt"))]
+            for h in hops]))
+    phase = result.get("throughput")
+    if isinstance(phase, dict):
+        runs = _list(phase.get("runs"))
+        if runs:
+            tables.append(("Throughput runs", [
+                "#", "Direction", "MTU", "MSS", "Seen MSS", "Throughput", "Retransmits",
+                "CPU send", "CPU recv", "RTT", "OK"], [
+                [_show(r.get("order")), _show(r.get("direction")), _show(r.get("mtu")),
+                 _show(r.get("mss")), _show(r.get("observed-mss")), _bits(r.get("throughput")),
+                 _show(r.get("retransmits")), _percent(r.get("cpu-sender")),
+                 _percent(r.get("cpu-receiver")), _rtt(r.get("rtt")),
+                 _show(r.get("succeeded")) if r.get("error") is None
+                 else "no: %s" % r.get("error")]
+                for r in runs]))
+    return tables
+
+
+def _throughput_pairs(result):
+    phase = result.get("throughput")
+    if not isinstance(phase, dict):
+        return []
+    pairs = []
+    if phase.get("skipped"):
+        pairs.append(("Throughput phase", "skipped: %s" % _show(phase.get("skipped"))))
+    for key, label in (("standard", "Standard MTU"), ("jumbo", "Jumbo MTU")):
+        agg = _obj(phase.get(key))
+        if agg:
+            text = "mean %s" % _bits(agg.get("mean"))
+            if _num(agg.get("stdev")) is not None:
+                text += ", stdev %s" % _bits(agg.get("stdev"))
+            if agg.get("runs") is not None:
+                text += ", %s runs" % _show(agg.get("runs"))
+            pairs.append((label, text))
+    gain = _num(phase.get("gain"))
+    if gain is not None:
+        text = "x%.2f" % gain
+        noise = _num(phase.get("gain-noise"))
+        if noise is not None:
+            text += " (+/- %.2f)" % noise
+        pairs.append(("Gain (jumbo / standard)", text))
+    mathis = _obj(phase.get("mathis"))
+    if mathis:
+        pairs.append(("Mathis ceiling", "standard %s, jumbo %s" % (
+            _bits(mathis.get("standard")), _bits(mathis.get("jumbo")))))
+    if phase.get("verdict") is not None:
+        pairs.append(("Throughput verdict", _show(phase.get("verdict"))))
+    return pairs
+
+
+def _inputs(spec, result):
+    spec = strip_private(_obj(spec))
+    result = strip_private(_obj(result))
+    if result.get("target-mtu") is None and _int(spec.get("target-mtu", 0)) is not None:
+        result["target-mtu"] = specs.with_defaults(spec)["target-mtu"]
+    return spec, result
+
+
+# ------------------------------------------------------------------------------------------
+# Text
+
+def _text_table(header, rows):
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = []
+    for row in [header] + rows:
+        lines.append("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return lines
+
+
+def result_text(spec, result):
+    """Plain text: the verdict line, then the summary, tables and throughput."""
+    spec, result = _inputs(spec, result)
+    lines = [verdict(result), ""]
+    pairs = _summary(spec, result) + _throughput_pairs(result)
+    width = max([len(label) for label, _ in pairs] or [0])
+    lines += ["%s  %s" % ((label + ":").ljust(width + 1), value) for label, value in pairs]
+    for title, header, rows in _tables(result):
+        lines += ["", title + ":"] + ["  " + line for line in _text_table(header, rows)]
+    if result.get("succeeded") is False and result.get("diags"):
+        lines += ["", "Diagnostics:", str(result["diags"])]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _spec_pairs(spec):
+    full = specs.with_defaults(spec)
+    pairs = []
+    for key in ("source", "source-node", "dest", "dest-node", "ip-version", "target-mtu",
+                "max-mtu", "min-mtu", "flows", "hops", "reverse", "timeout"):
+        if key in full:
+            pairs.append((key, _show(full[key]) + ("" if key in spec else " (default)")))
+    phase = full.get("throughput")
+    if isinstance(phase, dict):
+        given = _obj(spec.get("throughput"))
+        for key in sorted(phase):
+            pairs.append(("throughput " + str(key),
+                          _show(phase[key]) + ("" if key in given else " (default)")))
+    else:
+        pairs.append(("throughput", "no"))
+    return pairs
+
+
+def spec_text(spec):
+    spec = strip_private(_obj(spec))
+    pairs = _spec_pairs(spec)
+    width = max(len(label) for label, _ in pairs)
+    return "\n".join("%s  %s" % ((label + ":").ljust(width + 1), value)
+                     for label, value in pairs) + "\n"
+
+
+# ------------------------------------------------------------------------------------------
+# HTML (a fragment; every value escaped)
+
+def _e(value):
+    return html.escape(str(value), quote=True)
+
+
+def _html_pairs(pairs):
+    rows = "".join("<tr><th>%s</th><td>%s</td></tr>" % (_e(label), _e(value))
+                   for label, value in pairs)
+    return "<table>%s</table>" % rows
+
+
+def _html_table(title, header, rows):
+    head = "".join("<th>%s</th>" % _e(cell) for cell in header)
+    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % _e(cell) for cell in row)
+                   for row in rows)
+    return "<h4>%s</h4><table><tr>%s</tr>%s</table>" % (_e(title), head, body)
+
+
+def result_html(spec, result):
+    spec, result = _inputs(spec, result)
+    parts = ["<p><b>%s</b></p>" % _e(verdict(result)),
+             _html_pairs(_summary(spec, result) + _throughput_pairs(result))]
+    parts += [_html_table(*table) for table in _tables(result)]
+    if result.get("succeeded") is False and result.get("diags"):
+        parts.append("<pre>%s</pre>" % _e(result["diags"]))
+    return "\n".join(parts) + "\n"
+
+
+def spec_html(spec):
+    spec = strip_private(_obj(spec))
+    return _html_pairs(_spec_pairs(spec)) + "\n"
+
+
+# ------------------------------------------------------------------------------------------
+# The result-format and spec-format methods
+
+MIME_TYPES = ("text/plain", "text/html")
+
+
+def _mime(argv):
+    mime = argv[0] if argv else "text/plain"
+    if mime not in MIME_TYPES:
+        raise ValueError("Unsupported format %r (use text/plain or text/html)" % mime)
+    return mime
+
+
+def result_format(text, argv=()):
+    """result-format: stdin text {"spec", "result"} and argv [MIME] -> the formatted text.
+    Raises ValueError (message for stderr, exit 1) on bad input."""
+    from .plugin import loads
+    from . import validate as validation
+    mime = _mime(list(argv))
+    document = loads(text)
+    if not isinstance(document, dict) or "result" not in document:
+        raise ValueError("Expected a JSON object with 'spec' and 'result'")
+    result = document["result"]
+    if not isinstance(result, dict):
+        raise ValueError("At /result: the result must be a JSON object")
+    checked = dict(result)
+    checked.setdefault("schema", 1)
+    valid, error = validation.check_result(checked)
+    if not valid:
+        raise ValueError("Invalid result: %s" % error)
+    spec = document.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    if mime == "text/html":
+        return result_html(spec, result)
+    return result_text(spec, result)
+
+
+def spec_format(text, argv=()):
+    """spec-format: stdin text (the spec) and argv [MIME] -> the formatted spec."""
+    from .plugin import loads
+    mime = _mime(list(argv))
+    spec = specs.require_valid(loads(text))
+    if mime == "text/html":
+        return spec_html(spec)
+    return spec_text(spec)

@@ -1,0 +1,594 @@
+"""The `pmtu` test spec: defaults, validation beyond the JSON schema, participants, CLI <-> spec.
+
+Everything the seven test-plugin methods need lives here, so the method executables stay a
+few lines each. Validation is offline: host names are checked for syntax only, never resolved
+(the contract forbids DNS in spec-is-valid; an unresolvable host fails at run time).
+
+Public API:
+    DEFAULTS, THROUGHPUT_DEFAULTS
+    with_defaults(spec)          -> a copy with every default filled in (used by the probe engine)
+    validate(spec)               -> (True, None) or (False, "At /field: problem")
+    is_valid(spec)               -> {"valid": True} or {"valid": False, "error": ...}
+    participants(spec)           -> {"participants": [p0, (p1)], ("null-reason": ...)}
+    cli_to_spec(argv)            -> spec (raises CliError, also for --help)
+    argv_from_json(value)        -> argv list from the JSON array the server sends on stdin
+    spec_to_cli(spec)            -> argv list that cli_to_spec turns back into the same spec
+    duration_seconds(text)       -> float seconds of an ISO 8601 duration
+    seconds_to_duration(number)  -> ISO 8601 duration text ("PT10S", "PT0.5S")
+    parse_si(text)               -> int from "5G", "100M", "1.5k", "42"
+"""
+
+import copy
+import optparse
+import re
+
+from . import schema as schemas
+from . import validate as validation
+
+DEFAULTS = {
+    "target-mtu": schemas.DEFAULT_TARGET_MTU,
+    "flows": 4,
+    "hops": False,
+    "reverse": False,
+    # Upper bound on the wait for any one probe's answer.
+    "timeout": "PT1S",
+}
+
+THROUGHPUT_DEFAULTS = {
+    "duration": "PT10S",
+    "omit": "PT2S",
+    # One ABBA round is four runs: 1500, 9000, 9000, 1500.
+    "rounds": 1,
+    "parallel": 1,
+    "direction": "forward",
+    "order": "abba",
+}
+
+# Bounds that the JSON schema cannot express (durations are strings there).
+TIMEOUT_MAX = 60.0
+THROUGHPUT_DURATION_MIN = 1.0
+THROUGHPUT_DURATION_MAX = 3600.0
+THROUGHPUT_OMIT_MAX = 600.0
+
+
+# ------------------------------------------------------------------------------------------
+# Durations and SI numbers
+
+_DURATION_RE = re.compile(
+    r"^P(?!$)(?:(?P<Y>\d+(?:\.\d+)?)Y)?(?:(?P<MO>\d+(?:\.\d+)?)M)?(?:(?P<W>\d+(?:\.\d+)?)W)?"
+    r"(?:(?P<D>\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(?P<H>\d+(?:\.\d+)?)H)?(?:(?P<MI>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<S>\d+(?:\.\d+)?)S)?)?$")
+
+
+def duration_seconds(text):
+    """Seconds in an ISO 8601 duration ("PT10S" -> 10.0). Years and months are refused
+    (their length is not fixed). Raises ValueError on anything else."""
+    if not isinstance(text, str):
+        raise ValueError("%r is not an ISO 8601 duration" % (text,))
+    match = _DURATION_RE.match(text.strip().upper())
+    if not match:
+        raise ValueError("%r is not an ISO 8601 duration (e.g. PT10S)" % (text,))
+    parts = match.groupdict()
+    if parts["Y"] is not None or parts["MO"] is not None:
+        raise ValueError("%r: years and months have no fixed length; use days or less" % (text,))
+    scale = {"W": 604800.0, "D": 86400.0, "H": 3600.0, "MI": 60.0, "S": 1.0}
+    return sum(float(parts[k]) * factor for k, factor in scale.items() if parts[k] is not None)
+
+
+def seconds_to_duration(seconds):
+    """ISO 8601 duration for a number of seconds: 10 -> "PT10S", 0.5 -> "PT0.5S"."""
+    seconds = float(seconds)
+    if seconds < 0:
+        raise ValueError("a duration cannot be negative")
+    if seconds == int(seconds):
+        return "PT%dS" % int(seconds)
+    return "PT%sS" % ("%.6f" % seconds).rstrip("0").rstrip(".")
+
+
+def _duration_option(text):
+    """A CLI time value: plain seconds ("10", "0.5") or ISO 8601 ("PT10S")."""
+    text = text.strip()
+    try:
+        return seconds_to_duration(float(text))
+    except ValueError:
+        pass
+    duration_seconds(text)  # raises with a readable message
+    return text.upper()
+
+
+_SI = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12, "p": 10 ** 15}
+
+
+def parse_si(text):
+    """An integer from an SI-suffixed number: "5G" -> 5000000000, "1.5k" -> 1500."""
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtTpP]?)\s*$", str(text))
+    if not match:
+        raise ValueError("%r is not a number (SI suffixes k, M, G, T, P are allowed)" % (text,))
+    value = float(match.group(1)) * _SI[match.group(2).lower()]
+    if value != int(value):
+        raise ValueError("%r is not a whole number" % (text,))
+    return int(value)
+
+
+# ------------------------------------------------------------------------------------------
+# Addresses and host names (syntax only, never resolved)
+
+_IPV4_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
+_LABEL_RE = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
+_ZONE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+
+
+def _is_ipv4(text):
+    match = _IPV4_RE.match(text)
+    return bool(match) and all(int(part) <= 255 and (part == "0" or not part.startswith("0"))
+                               for part in match.groups())
+
+
+def _is_ipv6(text):
+    if "%" in text:
+        text, zone = text.split("%", 1)
+        if not _ZONE_RE.match(zone):
+            return False
+    if ":" not in text or not re.match(r"^[0-9A-Fa-f:.]+$", text):
+        return False
+    import ipaddress
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def address_family(text):
+    """4 or 6 for an IP literal, None for a host name (or anything else)."""
+    if not isinstance(text, str):
+        return None
+    if _is_ipv4(text):
+        return 4
+    if _is_ipv6(text):
+        return 6
+    return None
+
+
+def _host_problem(text):
+    """None if `text` is an IP literal or a syntactically valid host name, else the problem."""
+    if address_family(text):
+        return None
+    if text.startswith("[") or ":" in text:
+        return "%r is neither a host name nor an IP address (write IPv6 without brackets or port)" \
+            % text
+    if _IPV4_RE.match(text):
+        return "%r is not a valid IPv4 address" % text
+    name = text[:-1] if text.endswith(".") else text
+    if len(name) > 253 or not name:
+        return "%r is too long for a host name" % text
+    for label in name.split("."):
+        if not _LABEL_RE.match(label):
+            return "%r is not a valid host name (label %r)" % (text, label)
+    if re.match(r"^[0-9.]+$", name):
+        return "%r is not a valid IPv4 address" % text
+    return None
+
+
+def _node_problem(text):
+    """Like _host_problem, but a participant node may also carry a port: host:port, [v6]:port."""
+    match = re.match(r"^\[([^\]]+)\](?::(\d+))?$", text)
+    if match:
+        host, port = match.group(1), match.group(2)
+        if address_family(host) != 6:
+            return "%r: only an IPv6 address may be written in brackets" % text
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    else:
+        host, port = text, None
+    if port is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
+        return "%r has an invalid port" % text
+    return _host_problem(host)
+
+
+# ------------------------------------------------------------------------------------------
+# Defaults and validation
+
+def with_defaults(spec):
+    """A deep copy of `spec` with every default filled in.
+
+    `max-mtu` and `min-mtu` stay absent when not given: the engine takes the egress interface
+    MTU and the family's minimum. A present `throughput` object gets its own defaults; an absent
+    one stays absent (no throughput phase)."""
+    full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
+    full.setdefault("schema", 1)
+    for key, value in DEFAULTS.items():
+        full.setdefault(key, value)
+    if isinstance(full.get("throughput"), dict):
+        for key, value in THROUGHPUT_DEFAULTS.items():
+            full["throughput"].setdefault(key, value)
+    return full
+
+
+def effective_ip_version(spec):
+    """The spec's ip-version, else the family of a literal dest or source, else None."""
+    if spec.get("ip-version") in (4, 6):
+        return spec["ip-version"]
+    for key in ("dest", "source"):
+        family = address_family(spec.get(key))
+        if family:
+            return family
+    return None
+
+
+def _semantic_problem(spec):
+    """First problem the JSON schema cannot see, as "At /field: ...", or None."""
+    for key in ("source", "dest"):
+        if key in spec:
+            problem = _host_problem(spec[key])
+            if problem:
+                return "At /%s: %s" % (key, problem)
+    for key in ("source-node", "dest-node"):
+        if key in spec:
+            problem = _node_problem(spec[key])
+            if problem:
+                return "At /%s: %s" % (key, problem)
+
+    version = spec.get("ip-version")
+    families = {}
+    for key in ("dest", "source"):
+        family = address_family(spec.get(key))
+        if family:
+            families[key] = family
+            if version is not None and family != version:
+                return "At /%s: %s is an IPv%d address but ip-version is %d" % (
+                    key, spec[key], family, version)
+    if len(set(families.values())) > 1:
+        return "At /source: %s is an IPv%d address but dest %s is IPv%d" % (
+            spec["source"], families["source"], spec["dest"], families["dest"])
+
+    family = effective_ip_version(spec)
+    floor = schemas.MIN_MTU_V6 if family == 6 else schemas.MIN_MTU_V4
+    for key in ("target-mtu", "max-mtu", "min-mtu"):
+        if key in spec and spec[key] < floor:
+            return "At /%s: %d is below the IPv%d minimum MTU of %d" % (
+                key, spec[key], family or 4, floor)
+    if "min-mtu" in spec and "max-mtu" in spec and spec["min-mtu"] > spec["max-mtu"]:
+        return "At /min-mtu: %d is larger than max-mtu %d" % (spec["min-mtu"], spec["max-mtu"])
+    if "min-mtu" in spec and "target-mtu" in spec and spec["min-mtu"] > spec["target-mtu"]:
+        return "At /min-mtu: %d is larger than target-mtu %d" % (
+            spec["min-mtu"], spec["target-mtu"])
+
+    if "timeout" in spec:
+        seconds = duration_seconds_or_none(spec["timeout"])
+        if seconds is None:
+            return "At /timeout: %r is not a usable duration" % (spec["timeout"],)
+        if not 0 < seconds <= TIMEOUT_MAX:
+            return "At /timeout: %s must be more than 0 and at most PT%dS" % (
+                spec["timeout"], TIMEOUT_MAX)
+
+    phase = spec.get("throughput")
+    if phase is not None:
+        if "duration" in phase:
+            seconds = duration_seconds_or_none(phase["duration"])
+            if seconds is None or not THROUGHPUT_DURATION_MIN <= seconds <= THROUGHPUT_DURATION_MAX:
+                return "At /throughput/duration: %s must be between PT%dS and PT%dS" % (
+                    phase["duration"], THROUGHPUT_DURATION_MIN, THROUGHPUT_DURATION_MAX)
+        if "omit" in phase:
+            seconds = duration_seconds_or_none(phase["omit"])
+            if seconds is None or seconds > THROUGHPUT_OMIT_MAX:
+                return "At /throughput/omit: %s must be between PT0S and PT%dS" % (
+                    phase["omit"], THROUGHPUT_OMIT_MAX)
+    return None
+
+
+def duration_seconds_or_none(text):
+    try:
+        return duration_seconds(text)
+    except ValueError:
+        return None
+
+
+def _shape_problem(spec):
+    """Unknown or missing members, named by their own path (clearer than the schema's "At /")."""
+    properties = schemas.SPEC_VERSIONS[spec.get("schema", 1)]["properties"]
+    for key in sorted(spec, key=str):
+        if key not in properties:
+            return "At /%s: unknown field (allowed: %s)" % (key, ", ".join(sorted(properties)))
+    if "dest" not in spec:
+        return "At /dest: required field is missing"
+    phase = spec.get("throughput")
+    if isinstance(phase, dict):
+        allowed = schemas.DEFINITIONS["throughput-spec"]["properties"]
+        for key in sorted(phase, key=str):
+            if key not in allowed:
+                return "At /throughput/%s: unknown field (allowed: %s)" % (
+                    key, ", ".join(sorted(allowed)))
+    return None
+
+
+def validate(spec):
+    """Full validation of a pmtu spec: (True, None) or (False, "At /field: problem")."""
+    try:
+        validation.schema_version(spec, schemas.MAX_SPEC_SCHEMA, "spec")
+    except ValueError as err:
+        return False, str(err)
+    problem = _shape_problem(spec)
+    if problem:
+        return False, problem
+    valid, error = validation.check_spec(spec)
+    if not valid:
+        return False, error
+    problem = _semantic_problem(spec)
+    if problem:
+        return False, problem
+    return True, None
+
+
+def is_valid(spec):
+    """The answer of spec-is-valid: {"valid": true} or {"valid": false, "error": "..."}."""
+    valid, error = validate(spec)
+    if valid:
+        return {"valid": True}
+    return {"valid": False, "error": error}
+
+
+def is_valid_text(text):
+    """spec-is-valid on raw stdin text: always an answer, never an exception."""
+    try:
+        from .plugin import loads
+        spec = loads(text)
+    except ValueError as err:
+        return {"valid": False, "error": str(err)}
+    try:
+        return is_valid(spec)
+    except Exception as err:  # noqa: BLE001 - the contract wants valid:false, never a crash
+        return {"valid": False, "error": "Unable to validate: %s: %s" % (type(err).__name__, err)}
+
+
+def require_valid(spec):
+    """Raise ValueError("Invalid spec: At /...") unless the spec is valid."""
+    valid, error = validate(spec)
+    if not valid:
+        raise ValueError("Invalid spec: %s" % error)
+    return spec
+
+
+def needs_dest_participant(spec):
+    """True when the dest node must run the tool too (reverse path or throughput phase)."""
+    return bool(spec.get("reverse")) or spec.get("throughput") is not None
+
+
+def participants(spec):
+    """Participants of a run: the source (lead; null = this host), plus the dest when the
+    reverse measurement or the throughput phase needs the far end."""
+    require_valid(spec)
+    lead = spec.get("source-node") or spec.get("source")
+    answer = {"participants": [lead]}
+    if needs_dest_participant(spec):
+        answer["participants"].append(spec.get("dest-node") or spec["dest"])
+    if lead is None:
+        answer["null-reason"] = "No source or source-node given: the test runs from this host"
+    return answer
+
+
+# ------------------------------------------------------------------------------------------
+# CLI <-> spec
+
+class CliError(ValueError):
+    """A CLI parse problem or a --help request: `str(err)` is the text for stderr (exit 1)."""
+
+    def __init__(self, text, is_help=False):
+        ValueError.__init__(self, text)
+        self.is_help = is_help
+
+
+class _FailingParser(optparse.OptionParser):
+    """optparse that raises instead of printing and exiting (help included), as the server
+    expects: --help text on stderr and exit status 1 (upstream FailingOptionParser)."""
+
+    def exit(self, status=0, msg=None):
+        raise CliError(msg or "", is_help=False)
+
+    def error(self, msg):
+        raise CliError(msg)
+
+    def print_help(self, file=None):
+        raise CliError(self.format_help(), is_help=True)
+
+    def print_usage(self, file=None):
+        raise CliError(self.get_usage())
+
+    def print_version(self, file=None):
+        raise CliError(self.get_version())
+
+
+EPILOG = """\
+Measures the path MTU from the source to dest, says whether IP packets of target-mtu bytes
+(default 9000) cross the path unfragmented, and finds PMTUD black holes (hop, size).
+With --reverse or --throughput the dest node takes part too (it needs this test and the
+jumbocheck tool installed). --throughput adds paired standard/jumbo iperf3 runs (ABBA order);
+time values take seconds (10) or ISO 8601 (PT10S); --fq-rate takes SI numbers (5G)."""
+
+# (spec key, option, help) for the plain value options, in spec_to_cli order.
+_STRINGS = [
+    ("source", "--source", "Source address or host name (default: this host)"),
+    ("source-node", "--source-node", "Address of the source's pScheduler node, if different"),
+    ("dest", "--dest", "Destination address or host name (required)"),
+    ("dest-node", "--dest-node", "Address of the dest's pScheduler node, if different"),
+]
+_INTS = [
+    ("ip-version", "--ip-version", "IP version to use: 4 or 6"),
+    ("target-mtu", "--target-mtu", "MTU the path should carry (default %d)"
+     % DEFAULTS["target-mtu"]),
+    ("max-mtu", "--max-mtu", "Largest packet size to probe (default: egress interface MTU)"),
+    ("min-mtu", "--min-mtu", "Smallest packet size to probe (default: 68 / 1280)"),
+    ("flows", "--flows", "Distinct flows to probe, for ECMP paths (default %d)" % DEFAULTS["flows"]),
+]
+_BOOLS = [
+    ("hops", "--hops", "Report the MTU of every hop"),
+    ("reverse", "--reverse", "Also measure dest -> source (the dest node takes part)"),
+]
+# Throughput sub-options: (key in spec["throughput"], option, kind, help).
+_PHASE = [
+    ("duration", "--throughput-duration", "duration", "Length of each throughput run (PT10S)"),
+    ("omit", "--throughput-omit", "duration", "Slow-start seconds left out of each run (PT2S)"),
+    ("rounds", "--rounds", "int", "ABBA rounds of four runs each (1)"),
+    ("parallel", "--parallel", "int", "Parallel TCP streams per run (1)"),
+    ("congestion", "--congestion", "str", "TCP congestion control algorithm (system default)"),
+    ("direction", "--direction", "str", "forward, reverse or both (forward)"),
+    ("order", "--order", "str", "abba or ab (abba)"),
+    ("fq-rate", "--fq-rate", "si", "Pacing rate per stream in bit/s, SI suffix allowed (5G)"),
+    ("port", "--throughput-port", "int", "iperf3 server port on the dest (tool's choice)"),
+]
+
+
+def _dest(option):
+    return option.lstrip("-").replace("-", "_")
+
+
+def _parser():
+    parser = _FailingParser(usage="%prog [options]", prog="pmtu", epilog=EPILOG,
+                            add_help_option=True)
+    parser.format_epilog = lambda formatter: "\n" + EPILOG + "\n"
+    for key, option, text in _STRINGS:
+        parser.add_option(option, dest=_dest(option), type="string", metavar=key.upper(),
+                          help=text)
+    for key, option, text in _INTS:
+        parser.add_option(option, dest=_dest(option), type="string", metavar="N", help=text)
+    parser.add_option("-4", dest="ip_version", action="store_const", const="4",
+                      help="Same as --ip-version 4")
+    parser.add_option("-6", dest="ip_version", action="store_const", const="6",
+                      help="Same as --ip-version 6")
+    for key, option, text in _BOOLS:
+        parser.add_option(option, dest=_dest(option), action="store_true", default=None,
+                          help=text)
+        parser.add_option("--no-" + option[2:], dest=_dest(option), action="store_false",
+                          help="Opposite of %s (default)" % option)
+    parser.add_option("--timeout", dest="timeout", type="string", metavar="TIME",
+                      help="Longest wait for one probe's answer (default %s)"
+                      % DEFAULTS["timeout"])
+    parser.add_option("--throughput", dest="throughput", action="store_true", default=None,
+                      help="Add the paired 1500/9000 throughput phase (dest node takes part)")
+    parser.add_option("--no-throughput", dest="throughput", action="store_false",
+                      help="No throughput phase (default)")
+    for key, option, kind, text in _PHASE:
+        metavar = {"duration": "TIME", "int": "N", "si": "RATE"}.get(kind, key.upper())
+        parser.add_option(option, dest="phase_" + _dest(option), type="string",
+                          metavar=metavar, help=text)
+    return parser
+
+
+def _int_option(option, text):
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        raise CliError("%s: %r is not an integer" % (option, text))
+
+
+def argv_from_json(value):
+    """The argv the server sends as a JSON array on stdin; numbers are stringified."""
+    if not isinstance(value, list):
+        raise CliError("Expected a JSON array of arguments on standard input")
+    argv = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise CliError("Arguments must be strings or numbers, not %s" % json_type(item))
+        argv.append(item if isinstance(item, str) else str(item))
+    return argv
+
+
+def json_type(value):
+    for kind, name in ((bool, "boolean"), (str, "string"), (int, "number"), (float, "number"),
+                       (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def argv_from_stdin(text):
+    """The argv of cli-to-spec when called without arguments: a JSON array on stdin (empty
+    input counts as no arguments)."""
+    if not text.strip():
+        return []
+    from .plugin import loads
+    return argv_from_json(loads(text))
+
+
+def cli_to_spec(argv):
+    """Turn command-line options into a validated spec. Raises CliError (text for stderr,
+    exit status 1) on bad options, leftover arguments, an invalid spec or --help."""
+    argv = list(argv)
+    parser = _parser()
+    options, rest = parser.parse_args(argv)
+    if rest:
+        raise CliError("Unexpected argument(s): %s" % " ".join(rest))
+
+    spec = {"schema": 1}
+    for key, option, _ in _STRINGS:
+        value = getattr(options, _dest(option))
+        if value is not None:
+            spec[key] = value
+    for key, option, _ in _INTS:
+        value = getattr(options, _dest(option))
+        if value is not None:
+            spec[key] = _int_option(option, value)
+    for key, option, _ in _BOOLS:
+        value = getattr(options, _dest(option))
+        if value is not None:
+            spec[key] = value
+    if options.timeout is not None:
+        spec["timeout"] = _time_option("--timeout", options.timeout)
+
+    phase = {}
+    for key, option, kind, _ in _PHASE:
+        value = getattr(options, "phase_" + _dest(option))
+        if value is None:
+            continue
+        if kind == "duration":
+            phase[key] = _time_option(option, value)
+        elif kind == "int":
+            phase[key] = _int_option(option, value)
+        elif kind == "si":
+            try:
+                phase[key] = parse_si(value)
+            except ValueError as err:
+                raise CliError("%s: %s" % (option, err))
+        else:
+            phase[key] = value
+    if phase and not options.throughput:
+        used = [option for key, option, kind, _ in _PHASE if key in phase]
+        raise CliError("%s applies to the throughput phase: add --throughput" % ", ".join(used))
+    if options.throughput:
+        spec["throughput"] = phase
+
+    valid, error = validate(spec)
+    if not valid:
+        raise CliError("Invalid spec: %s" % error)
+    return spec
+
+
+def _time_option(option, text):
+    try:
+        return _duration_option(text)
+    except ValueError as err:
+        raise CliError("%s: %s" % (option, err))
+
+
+def spec_to_cli(spec):
+    """The argv that cli_to_spec turns back into an equivalent spec (validated first)."""
+    require_valid(spec)
+    argv = []
+    for key, option, _ in _STRINGS:
+        if key in spec:
+            argv += [option, spec[key]]
+    for key, option, _ in _INTS:
+        if key in spec:
+            argv += [option, str(spec[key])]
+    for key, option, _ in _BOOLS:
+        if key in spec:
+            argv.append(option if spec[key] else "--no-" + option[2:])
+    if "timeout" in spec:
+        argv += ["--timeout", spec["timeout"]]
+    phase = spec.get("throughput")
+    if phase is not None:
+        argv.append("--throughput")
+        for key, option, kind, _ in _PHASE:
+            if key in phase:
+                argv += [option, str(phase[key])]
+    return argv
