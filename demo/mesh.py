@@ -1,0 +1,137 @@
+r"""The demo's lab mesh: six WLCG-like "sites" around one core router, as ONE lab.Topology.
+
+Each site is a host named after the site (resolvable by that name inside the lab) behind
+its own border network. Between them they show the cases the suite exists to find:
+
+    cern    jumbo end to end: 9000 everywhere
+    desy    a 1500 site: the host's own interface is 1500 (not jumbo-capable)
+    nikhef  jumbo host behind a VXLAN-like 8950 fabric link; the routers send PTBs (PMTUD works)
+    ral     an ECMP pair towards the core; one member crosses an 8950 link whose routers drop
+            PTBs: a black hole for some flows only (the CERN EOS failure)
+    bnl     asymmetric: traffic from bnl leaves on a 9000 path, traffic to bnl comes back
+            through a 1500 link (PTB sent), so each direction has a different path MTU
+    tokyo   a long, lossy path: four routers out, ~2 % random loss each way, jumbo end to end
+            (the lab kernel has no netem, so "long" is hops, not delay)
+
+              cern                         desy
+               | 9000                       | 1500
+            cern-gw                      desy-gw
+               | 9000                       | 9000
+    tokyo - tk1 - tk2* - tk3 ---------- core ----------- nik-spine -8950- nik-leaf - nikhef
+     (9000, tk2 drops ~2 %)          /  |  \    \
+                                    /   |   \    bnl-alt (1500 to core: the way back to bnl)
+                       ral-a2 ral-b2*   |    \        |
+                         |    8950|     |     bnl-gw -+
+                       ral-a1 ral-b1*   |        |
+                           \   /        |       bnl
+                           ral-gw       (* drops PTB / loss)
+                             |
+                            ral
+
+The truth of every directed pair (path MTU, PMTUD verdict, where the black hole is)
+comes from `Topology.truth`, so what the demo checks against cannot drift from what it builds.
+"""
+
+import collections
+import itertools
+
+from lab.topology import Node, Topology
+
+TARGET_MTU = 9000
+
+# name -> (one-line description, what a newcomer should look for)
+SITES = collections.OrderedDict([
+    ("cern", ("jumbo end to end (9000 on every link)",
+              "path MTU 9000 towards every jumbo site")),
+    ("desy", ("a 1500 site: the host itself is not jumbo-capable",
+              "1500 in both directions; nothing to fix on the path, the host needs MTU 9000")),
+    ("nikhef", ("jumbo host behind a VXLAN-like 8950 fabric link, PTBs sent",
+                "path MTU 8950 and pmtud ok: PMTUD copes, but the fabric needs 9050+")),
+    ("ral", ("ECMP pair, one member through an 8950 link whose routers drop PTBs",
+             "pmtud blackhole on some flows only: the flows list differs per flow")),
+    ("bnl", ("asymmetric: leaves on a 9000 path, answers come back through 1500",
+             "path MTU 9000 from bnl, 1500 towards bnl: the reverse measurement shows it")),
+    ("tokyo", ("long lossy path: four routers out, ~2% random loss each way",
+               "jumbo works; throughput suffers from loss, jumbo suffers less (Mathis)")),
+])
+
+LOSS_PERCENT = 2
+
+
+def build(loss_percent=LOSS_PERCENT):
+    """The demo mesh as one Topology (nothing is built here: see lab.Lab)."""
+    R = lambda name, **opts: Node(name, router=True, **opts)  # noqa: E731 - short table below
+    nodes = [Node(site) for site in SITES] + [
+        R("core"),
+        R("cern-gw"),
+        R("desy-gw"),
+        R("nik-spine"), R("nik-leaf"),
+        R("ral-gw"), R("ral-a1"), R("ral-a2"),
+        R("ral-b1", drop_ptb=True), R("ral-b2", drop_ptb=True),
+        R("bnl-gw"), R("bnl-alt"),
+        R("tk1"), R("tk2", loss_percent=loss_percent), R("tk3"),
+    ]
+    links = [
+        # A host's first link gives its address: list each site's own link first.
+        ("cern", "cern-gw", 9000), ("desy", "desy-gw", 1500), ("nikhef", "nik-leaf", 9000),
+        ("ral", "ral-gw", 9000), ("bnl", "bnl-gw", 9000), ("tokyo", "tk1", 9000),
+        ("cern-gw", "core", 9000),
+        ("desy-gw", "core", 9000),
+        # VXLAN-like fabric: the leaf-spine link carries 50 bytes less.
+        ("nik-leaf", "nik-spine", 8950), ("nik-spine", "core", 9000),
+        # Two equal-cost members between ral-gw and core; the b member is narrower in the
+        # middle and both of its routers drop ICMP frag-needed / packet-too-big.
+        ("ral-gw", "ral-a1", 9000), ("ral-a1", "ral-a2", 9000), ("ral-a2", "core", 9000),
+        ("ral-gw", "ral-b1", 9000), ("ral-b1", "ral-b2", 8950), ("ral-b2", "core", 9000),
+        # bnl: out through bnl-gw -> core; back in through core -> bnl-alt (1500) -> bnl-gw.
+        ("bnl-gw", "core", 9000), ("core", "bnl-alt", 1500), ("bnl-alt", "bnl-gw", 9000),
+        # tokyo: the long way round, with loss in the middle.
+        ("tk1", "tk2", 9000), ("tk2", "tk3", 9000), ("tk3", "core", 9000),
+    ]
+    routes = {("core", "bnl"): ["bnl-alt"]}
+    return Topology("demo-mesh", nodes, links, routes=routes,
+                    description="six WLCG-like sites around one core router")
+
+
+def sites(topology=None):
+    return list(SITES)
+
+
+def pairs(topology=None, quick=False):
+    """Every directed pair of sites (30), or with quick=True a small set covering each case."""
+    if quick:
+        return [("cern", "nikhef"), ("ral", "cern"), ("desy", "cern"), ("cern", "bnl")]
+    return list(itertools.permutations(SITES, 2))
+
+
+def expected(topology, source, dest, target_mtu=TARGET_MTU):
+    """What a correct measurement of source -> dest must say, in result-field terms."""
+    truth = topology.truth(source, dest)
+    back = topology.truth(dest, source)
+    holes = [m for m in truth["members"] if m["pmtud"] == "blackhole"]
+    # On a partial black hole, flows that take a healthy member report that member's MTU.
+    healthy = [m["path-mtu"] for m in truth["members"] if m["pmtud"] != "blackhole"]
+    return {
+        "source": source,
+        "dest": dest,
+        "path-mtu": truth["path-mtu"],
+        "local-mtu": truth["local-mtu"],
+        "pmtud": truth["pmtud"],
+        "partial": truth["partial"],
+        "jumbo": truth["path-mtu"] >= target_mtu,
+        "blackhole-router": holes[0]["blackhole-router"] if holes else None,
+        "blackhole-ttl": holes[0]["blackhole-ttl"] if holes else None,
+        "healthy-member-mtus": sorted(set(healthy)),
+        "member-mtus": sorted(set(m["path-mtu"] for m in truth["members"])),
+        "reverse-path-mtu": back["path-mtu"],
+        "reverse-pmtud": back["pmtud"],
+        "loss": truth["loss"],
+    }
+
+
+def describe(topology):
+    """Printable lines: the sites and what each one is for."""
+    lines = []
+    for name, (what, look) in SITES.items():
+        lines.append("  %-7s %-8s %s" % (name, topology.address(name), what))
+    return lines
