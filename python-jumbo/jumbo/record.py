@@ -1,0 +1,430 @@
+"""The adoption record: one flat row per archived pScheduler result.
+
+Every store keeps these rows (SQLite columns, the `jumbo` object of an
+OpenSearch document) and the report reads stores through these field names.
+
+Input accepted by `normalize()`:
+  * an archiver envelope, as the archiver daemon sends it
+    (`{"data", "task-href", "run-href", "result": {...}, "attempts"}`),
+  * a bare pScheduler result object (what the stock `http` archiver posts:
+    `{"id", "schedule", "test", "tool", "participants", "result", "run", "task", "reference"}`),
+  * an already flat record (has `test_type` and `id`), e.g. read back from a store.
+
+Fields (None where the test cannot tell):
+
+  id              sha1 of the run href (or of result id + test type + start when no href is known):
+                  the same run archived twice has the same id, so it is stored once
+  run_href, task_href
+  test_type       pmtu | trace | throughput | latency   (latencybg and rtt map to latency)
+  tool            tool name
+  start           measurement start, ISO 8601 UTC ("2026-05-20T10:14:41Z")
+  source, dest    host names as written in the spec (source falls back to the lead participant)
+  source_ip, dest_ip   IP literals from the spec, else `source-ip`/`dest-ip` of the result
+  source_site, dest_site  task `reference` keys "source-site" / "dest-site" (how our pSConfig
+                  templates fill them; `reference.jumbo.source-site` is accepted too); a host->site
+                  mapping can be applied later with `apply_sites()`
+  ip_version      4 | 6 (spec, result, or the IP literal)
+  succeeded, error
+  path_mtu        pmtu: `path-mtu`; trace: smallest per-hop `mtu` (tracepath); throughput: None
+  local_mtu       pmtu: `local-mtu` (the source host's interface MTU)
+  target_mtu      pmtu: result/spec `target-mtu`, else 9000
+  jumbo           pmtu: result `jumbo`, else path_mtu >= target_mtu; trace: same rule
+  pmtud           pmtu: ok|blackhole|not-needed|unknown; trace: "unknown"
+  partial         pmtu: True when the flows (ECMP) disagree on path MTU or PMTUD
+  blackhole_ttl, blackhole_ip, blackhole_size   pmtu: `blackhole` object
+  reverse_path_mtu, reverse_pmtud               pmtu
+  hops            list of {ttl, ip, mtu} (pmtu `hops`; trace: first path)
+  flows           pmtu: number of flows probed
+  throughput_standard, throughput_jumbo (bit/s), gain
+                  pmtu: `throughput.standard.mean` / `.jumbo.mean` / `.gain`; throughput test: the
+                  summary throughput goes to throughput_jumbo when the MSS shows a jumbo MTU
+                  (MSS > 1500), else to throughput_standard
+  mss             throughput: TCP MSS when the tool reports it
+  rtt             seconds. latency/latencybg: 2 x median one-way delay; rtt: mean round trip
+  loss            fraction. latency/latencybg: packets-lost / packets-sent; rtt: loss
+"""
+
+import datetime
+import hashlib
+import json
+import re
+
+FIELDS = (
+    "id", "run_href", "task_href", "test_type", "tool", "start",
+    "source", "dest", "source_ip", "dest_ip", "source_site", "dest_site", "ip_version",
+    "succeeded", "error",
+    "path_mtu", "local_mtu", "target_mtu", "jumbo", "pmtud", "partial",
+    "blackhole_ttl", "blackhole_ip", "blackhole_size", "reverse_path_mtu", "reverse_pmtud",
+    "hops", "flows",
+    "throughput_standard", "throughput_jumbo", "gain", "mss", "rtt", "loss",
+)
+
+# pScheduler test type -> record test_type
+TEST_TYPES = {
+    "pmtu": "pmtu",
+    "trace": "trace",
+    "throughput": "throughput",
+    "latency": "latency",
+    "latencybg": "latency",
+    "rtt": "latency",
+}
+
+DEFAULT_TARGET_MTU = 9000
+STANDARD_MTU = 1500
+
+
+class BadRecord(ValueError):
+    """The input cannot be turned into a record (permanent: retrying will not help)."""
+
+
+class UnknownTestType(BadRecord):
+    pass
+
+
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?"
+                  r"\s*(Z|[+-]\d{2}:?\d{2})?$")
+_DUR = re.compile(r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?"
+                  r"(?:(\d+(?:\.\d+)?)S)?)?$")
+_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+
+
+def parse_time(text):
+    """ISO 8601 (with offset, 'Z' or naive = UTC) -> aware UTC datetime; BadRecord if unreadable."""
+    if isinstance(text, datetime.datetime):
+        value = text
+    else:
+        match = _ISO.match(str(text).strip()) if text is not None else None
+        if not match:
+            raise BadRecord("unreadable time %r" % (text,))
+        y, mo, d, h, mi, s, frac, tz = match.groups()
+        micro = int(round(float(frac) * 1e6)) if frac else 0
+        if micro >= 1000000:
+            micro = 999999
+        value = datetime.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro)
+        if tz and tz != "Z":
+            sign = 1 if tz[0] == "+" else -1
+            digits = tz[1:].replace(":", "")
+            offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+            value = value - sign * offset
+        return value.replace(tzinfo=datetime.timezone.utc)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=datetime.timezone.utc)
+    return value.astimezone(datetime.timezone.utc)
+
+
+def iso_utc(value):
+    """Canonical text of a UTC instant: second precision unless there is a fraction."""
+    value = parse_time(value)
+    if value.microsecond:
+        return value.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0") + "Z"
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def epoch_ms(value):
+    value = parse_time(value)
+    return int((value - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc))
+               .total_seconds() * 1000)
+
+
+def duration_seconds(text):
+    """ISO 8601 duration (days and smaller) -> seconds, or None."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    if not isinstance(text, str):
+        return None
+    match = _DUR.match(text.strip())
+    if not match or text.strip() in ("P", "PT"):
+        return None
+    d, h, m, s = (float(g) if g else 0.0 for g in match.groups())
+    return d * 86400 + h * 3600 + m * 60 + s
+
+
+def _int(value):
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value:
+        return int(value)
+    return None
+
+
+def _num(value):
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value == value else None
+    return None
+
+
+def _str(value):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def _bool(value):
+    return value if isinstance(value, bool) else None
+
+
+def _obj(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _host(value):
+    """A spec host: URL or host:port reduced to the host, IPv6 brackets removed."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if "://" in text:
+        text = text.split("://", 1)[1].split("/", 1)[0]
+    if text.startswith("["):
+        return text[1:].split("]", 1)[0]
+    if text.count(":") == 1:
+        return text.split(":", 1)[0]
+    return text
+
+
+def _ip_literal(host):
+    if not host:
+        return None
+    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+$", host)):
+        return host
+    return None
+
+
+def _ip_version_of(ip):
+    if not ip:
+        return None
+    return 6 if ":" in ip else 4
+
+
+def make_id(run_href, result_id=None, test_type=None, start=None):
+    if run_href:
+        key = "run:" + run_href
+    else:
+        key = "id:%s|%s|%s" % (result_id, test_type, start)
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()
+
+
+def empty_record():
+    return dict.fromkeys(FIELDS)
+
+
+def is_record(value):
+    return isinstance(value, dict) and "test_type" in value and "id" in value and "result" not in value
+
+
+def unwrap(value):
+    """(inner result object, run_href, task_href) from an envelope or a bare result."""
+    if not isinstance(value, dict):
+        raise BadRecord("record is not a JSON object")
+    if "result" in value and isinstance(value.get("result"), dict) and "test" in value["result"]:
+        inner = value["result"]
+        run_href = _str(value.get("run-href"))
+        task_href = _str(value.get("task-href"))
+    elif "test" in value:
+        inner = value
+        run_href = task_href = None
+    else:
+        raise BadRecord("record has no pScheduler result (no 'result.test' member)")
+    run = _obj(inner.get("run"))
+    task = _obj(inner.get("task"))
+    run_href = run_href or _str(run.get("href"))
+    task_href = task_href or _str(run.get("task-href")) or _str(task.get("href"))
+    return inner, run_href, task_href
+
+
+def normalize(value):
+    """(record, raw) from any accepted input; raw is the pScheduler result object or None."""
+    if is_record(value):
+        record = empty_record()
+        record.update((k, v) for k, v in value.items() if k in record)
+        if record["test_type"] not in TEST_TYPES.values():
+            raise UnknownTestType("unknown test type %r" % (record["test_type"],))
+        if not record["start"]:
+            raise BadRecord("record has no start time")
+        record["start"] = iso_utc(record["start"])
+        return record, value.get("raw") if isinstance(value.get("raw"), dict) else None
+    inner, run_href, task_href = unwrap(value)
+    return from_result(inner, run_href, task_href), inner
+
+
+def from_result(inner, run_href=None, task_href=None):
+    """The record of one pScheduler result object (see the module docstring)."""
+    test = _obj(inner.get("test"))
+    ptype = test.get("type")
+    if not isinstance(ptype, str) or not ptype:
+        raise BadRecord("result has no test type")
+    if ptype not in TEST_TYPES:
+        raise UnknownTestType("unknown test type %r (accepted: %s)"
+                              % (ptype, ", ".join(sorted(TEST_TYPES))))
+    spec = _obj(test.get("spec"))
+    res = inner.get("result")
+    if not isinstance(res, dict):
+        raise BadRecord("result has no 'result' object")
+    run = _obj(inner.get("run"))
+    schedule = _obj(inner.get("schedule"))
+    start = schedule.get("start") or run.get("start-time")
+    if not start:
+        raise BadRecord("result has no start time (schedule.start / run.start-time)")
+
+    rec = empty_record()
+    rec["test_type"] = TEST_TYPES[ptype]
+    rec["run_href"] = run_href
+    rec["task_href"] = task_href
+    tool = inner.get("tool")
+    rec["tool"] = _str(tool.get("name")) if isinstance(tool, dict) else _str(tool)
+    rec["start"] = iso_utc(start)
+
+    participants = inner.get("participants")
+    lead = participants[0] if isinstance(participants, list) and participants else None
+    rec["source"] = _host(spec.get("source")) or _host(spec.get("source-node")) or _host(lead)
+    rec["dest"] = _host(spec.get("dest")) or _host(spec.get("dest-node"))
+    rec["source_ip"] = _ip_literal(rec["source"]) or _str(res.get("source-ip"))
+    rec["dest_ip"] = _ip_literal(rec["dest"]) or _str(res.get("dest-ip"))
+
+    reference = _obj(inner.get("reference"))
+    nested = _obj(reference.get("jumbo"))
+    rec["source_site"] = _str(reference.get("source-site")) or _str(nested.get("source-site"))
+    rec["dest_site"] = _str(reference.get("dest-site")) or _str(nested.get("dest-site"))
+
+    rec["ip_version"] = (_int(spec.get("ip-version")) or _int(res.get("ip-version"))
+                         or _ip_version_of(rec["dest_ip"]) or _ip_version_of(rec["source_ip"]))
+    succeeded = _bool(res.get("succeeded"))
+    rec["succeeded"] = succeeded if succeeded is not None else False
+    error = res.get("error")
+    rec["error"] = error if isinstance(error, str) else (json.dumps(error) if error else None)
+
+    MAPPERS[ptype](rec, spec, res)
+    rec["id"] = make_id(run_href, inner.get("id"), ptype, rec["start"])
+    return rec
+
+
+def _jumbo_verdict(rec):
+    if rec["jumbo"] is None and rec["path_mtu"] is not None:
+        rec["jumbo"] = rec["path_mtu"] >= (rec["target_mtu"] or DEFAULT_TARGET_MTU)
+
+
+def _map_pmtu(rec, spec, res):
+    rec["path_mtu"] = _int(res.get("path-mtu"))
+    rec["local_mtu"] = _int(res.get("local-mtu"))
+    rec["target_mtu"] = (_int(res.get("target-mtu")) or _int(spec.get("target-mtu"))
+                         or DEFAULT_TARGET_MTU)
+    rec["jumbo"] = _bool(res.get("jumbo"))
+    rec["pmtud"] = _str(res.get("pmtud"))
+    blackhole = res.get("blackhole")
+    if isinstance(blackhole, dict):
+        rec["blackhole_ttl"] = _int(blackhole.get("ttl"))
+        rec["blackhole_ip"] = _str(blackhole.get("ip"))
+        rec["blackhole_size"] = _int(blackhole.get("size"))
+    rec["reverse_path_mtu"] = _int(res.get("reverse-path-mtu"))
+    rec["reverse_pmtud"] = _str(res.get("reverse-pmtud"))
+    hops = res.get("hops")
+    if isinstance(hops, list):
+        rec["hops"] = [{"ttl": _int(h.get("ttl")), "ip": _str(h.get("ip")), "mtu": _int(h.get("mtu"))}
+                       for h in hops if isinstance(h, dict)]
+    flows = res.get("flows")
+    if isinstance(flows, list):
+        flows = [f for f in flows if isinstance(f, dict)]
+        rec["flows"] = len(flows)
+        seen = set((_int(f.get("path-mtu")), _str(f.get("pmtud"))) for f in flows)
+        rec["partial"] = len(seen) > 1
+    throughput = res.get("throughput")
+    if isinstance(throughput, dict):
+        rec["throughput_standard"] = _num(_obj(throughput.get("standard")).get("mean"))
+        rec["throughput_jumbo"] = _num(_obj(throughput.get("jumbo")).get("mean"))
+        rec["gain"] = _num(throughput.get("gain"))
+    _jumbo_verdict(rec)
+
+
+def _map_trace(rec, spec, res):
+    rec["target_mtu"] = DEFAULT_TARGET_MTU
+    rec["pmtud"] = "unknown"
+    paths = res.get("paths")
+    if isinstance(paths, list) and paths and isinstance(paths[0], list):
+        hops = []
+        for ttl, hop in enumerate(paths[0], 1):
+            hop = _obj(hop)
+            hops.append({"ttl": ttl, "ip": _str(hop.get("ip")), "mtu": _int(hop.get("mtu"))})
+        rec["hops"] = hops
+        mtus = [h["mtu"] for h in hops if h["mtu"]]
+        if mtus:
+            rec["path_mtu"] = min(mtus)
+    _jumbo_verdict(rec)
+
+
+def _map_throughput(rec, spec, res):
+    summary = _obj(_obj(res.get("summary")).get("summary"))
+    bits = _num(summary.get("throughput-bits"))
+    if bits is None:
+        bits = _num(res.get("throughput"))
+    mss = (_int(res.get("mss")) or _int(summary.get("mss"))
+           or _int(_obj(res.get("tcp")).get("mss")))
+    rec["mss"] = mss
+    if bits is not None:
+        if mss is not None and mss > STANDARD_MTU:
+            rec["throughput_jumbo"] = bits
+        else:
+            rec["throughput_standard"] = bits
+
+
+def _map_latency(rec, spec, res):
+    if "roundtrips" in res or "mean" in res and "packets-sent" not in res:
+        # rtt test: ISO durations
+        rec["rtt"] = duration_seconds(res.get("mean")) or duration_seconds(res.get("min"))
+        loss = _num(res.get("loss"))
+        if loss is None and _num(res.get("sent")):
+            loss = (_num(res.get("lost")) or 0.0) / _num(res.get("sent"))
+        rec["loss"] = loss
+        return
+    sent = _num(res.get("packets-sent"))
+    lost = _num(res.get("packets-lost"))
+    if sent:
+        rec["loss"] = (lost or 0.0) / sent
+    histogram = res.get("histogram-latency")
+    if isinstance(histogram, dict) and histogram:
+        points = []
+        for key, count in histogram.items():
+            try:
+                points.append((float(key), int(count)))
+            except (TypeError, ValueError):
+                continue
+        points.sort()
+        total = sum(c for _, c in points)
+        if total:
+            half, acc = total / 2.0, 0
+            for value, count in points:
+                acc += count
+                if acc >= half:
+                    rec["rtt"] = 2 * value / 1000.0
+                    break
+
+
+MAPPERS = {
+    "pmtu": _map_pmtu,
+    "trace": _map_trace,
+    "throughput": _map_throughput,
+    "latency": _map_latency,
+    "latencybg": _map_latency,
+    "rtt": _map_latency,
+}
+
+
+def path_key(record):
+    """The latest-per-path key: source|dest|ip_version|test_type."""
+    return "%s|%s|%s|%s" % (record.get("source") or "", record.get("dest") or "",
+                            record.get("ip_version") or "", record.get("test_type"))
+
+
+def apply_sites(record, mapping):
+    """Fill missing source_site/dest_site from a {host or ip: site} mapping (returns record)."""
+    for end in ("source", "dest"):
+        if not record.get(end + "_site"):
+            for key in (record.get(end), record.get(end + "_ip")):
+                if key and key in mapping:
+                    record[end + "_site"] = mapping[key]
+                    break
+    return record

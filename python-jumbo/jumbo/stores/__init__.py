@@ -1,0 +1,96 @@
+"""Archive stores behind one small interface; a URL picks the store.
+
+    store = open_store("sqlite:////var/lib/pscheduler/jumbo.db")
+    store = open_store("https://user:pass@archive.example.org:9200", verify_ssl=True)
+
+    outcomes = store.put_many(items)   # one outcome per item: None (stored) or a StoreError
+    rows = store.latest()              # newest record per path (source|dest|ip_version|test_type)
+    for item in store.export(): ...    # everything, as envelopes (or flat records), for replay
+    store.close()
+
+`items` are archiver envelopes, bare pScheduler result objects or flat records
+(see jumbo.record). put_many is idempotent: the same run stored twice is one
+row/document; a record older than the stored latest entry of its path never
+replaces it.
+
+Errors: a StoreError raised by put_many concerns the whole batch; an error in
+the outcome list concerns that item. `transient` errors (store down, timeout,
+HTTP 429/5xx, database locked) may succeed later and are retried by the
+archiver; the others (bad credentials, TLS verification failure, mapping
+conflict, malformed record) will not.
+
+URLs:
+  sqlite:///relative/path.db, sqlite:////absolute/path.db     jumbo.stores.sqlite
+  http(s)://[user:pass@]HOST[:PORT][/base-path][?prefix=NAME]  jumbo.stores.opensearch
+"""
+
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover
+    from urlparse import urlsplit
+
+# Where results go when the archive data names no `_url` (the embedded store on a node).
+DEFAULT_STORE_URL = "sqlite:////var/lib/pscheduler/jumbo.db"
+DEFAULT_STORE_ENV = "JUMBO_DEFAULT_STORE"
+
+SCHEMES = ("sqlite", "http", "https")
+
+
+class StoreError(Exception):
+    """A failed write. `transient` says whether trying again later can succeed."""
+
+    def __init__(self, message, transient=False):
+        Exception.__init__(self, message)
+        self.message = message
+        self.transient = transient
+
+    def __str__(self):
+        return self.message
+
+
+class TransientError(StoreError):
+    def __init__(self, message):
+        StoreError.__init__(self, message, transient=True)
+
+
+class PermanentError(StoreError):
+    def __init__(self, message):
+        StoreError.__init__(self, message, transient=False)
+
+
+def default_url():
+    import os
+    return os.environ.get(DEFAULT_STORE_ENV) or DEFAULT_STORE_URL
+
+
+def check_url(url):
+    """Raise ValueError with a readable message if `url` names no store we know."""
+    if not isinstance(url, str) or not url:
+        raise ValueError("store URL must be a non-empty string")
+    parts = urlsplit(url)
+    if parts.scheme not in SCHEMES:
+        raise ValueError("unknown store %r in URL %r (use sqlite:///PATH or http(s)://HOST:PORT)"
+                         % (parts.scheme or url, url))
+    if parts.scheme == "sqlite":
+        if parts.netloc or not parts.path or parts.path == "/":
+            raise ValueError("bad SQLite URL %r (use sqlite:///relative.db or sqlite:////abs/path.db)"
+                             % url)
+    else:
+        if not parts.hostname:
+            raise ValueError("bad OpenSearch URL %r: no host" % url)
+        try:
+            parts.port
+        except ValueError:
+            raise ValueError("bad OpenSearch URL %r: port is not a number" % url)
+    return parts
+
+
+def open_store(url=None, **options):
+    """The store named by `url` (default: the embedded SQLite store). Options go to the store."""
+    url = url or default_url()
+    parts = check_url(url)
+    if parts.scheme == "sqlite":
+        from .sqlite import SQLiteStore
+        return SQLiteStore.from_url(url, **options)
+    from .opensearch import OpenSearchStore
+    return OpenSearchStore.from_url(url, **options)

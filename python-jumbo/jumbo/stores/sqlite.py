@@ -1,0 +1,226 @@
+"""The embedded store: one SQLite file, the library's own schema.
+
+URL: sqlite:///relative/path.db or sqlite:////absolute/path.db (node default
+/var/lib/pscheduler/jumbo.db). Safe for concurrent writers: WAL journal, a busy
+timeout (30 s), each batch one IMMEDIATE transaction. A write that still finds
+the database locked is a transient error (the archiver retries).
+
+Schema (SCHEMA_VERSION 1, kept in `PRAGMA user_version`):
+
+  results   one row per run (PRIMARY KEY id = jumbo.record id, so a result archived
+            twice is one row; INSERT OR IGNORE). Columns: every jumbo.record field
+            with the same name; booleans (succeeded, jumbo, partial) as 0/1, `hops`
+            as JSON text; plus
+              day   TEXT  'YYYY-MM-DD' of start (UTC), for per-day trends
+              path  TEXT  source|dest|ip_version|test_type (jumbo.record.path_key)
+              raw   TEXT  the pScheduler result object as archived (JSON), or NULL
+            Indexes: results_path_start (path, start)           latest/history per path
+                     results_day (day, test_type)               per-day trend
+                     results_sites (source_site, dest_site, test_type, start)
+  latest    one row per path: path PRIMARY KEY, source, dest, ip_version, test_type,
+            start, id (-> results.id). Updated only when the new start >= the stored
+            one, so a late retry never replaces a newer result.
+  latest_results   VIEW: results rows joined to latest (the newest row of each path).
+
+Query examples for the report:
+  SELECT * FROM latest_results WHERE test_type = 'pmtu';
+  SELECT day, SUM(jumbo = 1), COUNT(*) FROM results WHERE test_type = 'pmtu' GROUP BY day;
+"""
+
+import json
+import os
+import sqlite3
+
+from .. import record as records
+from . import PermanentError, StoreError, TransientError
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT = 30.0
+
+BOOL_FIELDS = ("succeeded", "jumbo", "partial")
+JSON_FIELDS = ("hops",)
+COLUMNS = records.FIELDS + ("day", "path", "raw")
+
+_TYPES = {
+    "ip_version": "INTEGER", "succeeded": "INTEGER", "path_mtu": "INTEGER",
+    "local_mtu": "INTEGER", "target_mtu": "INTEGER", "jumbo": "INTEGER", "partial": "INTEGER",
+    "blackhole_ttl": "INTEGER", "blackhole_size": "INTEGER", "reverse_path_mtu": "INTEGER",
+    "flows": "INTEGER", "mss": "INTEGER", "throughput_standard": "REAL",
+    "throughput_jumbo": "REAL", "gain": "REAL", "rtt": "REAL", "loss": "REAL",
+}
+
+
+def _schema_sql():
+    cols = []
+    for name in COLUMNS:
+        if name == "id":
+            cols.append("id TEXT PRIMARY KEY")
+        elif name in ("test_type", "start", "day", "path"):
+            cols.append("%s TEXT NOT NULL" % name)
+        else:
+            cols.append("%s %s" % (name, _TYPES.get(name, "TEXT")))
+    return """
+CREATE TABLE IF NOT EXISTS results (
+  %s
+);
+CREATE INDEX IF NOT EXISTS results_path_start ON results (path, start);
+CREATE INDEX IF NOT EXISTS results_day ON results (day, test_type);
+CREATE INDEX IF NOT EXISTS results_sites ON results (source_site, dest_site, test_type, start);
+CREATE TABLE IF NOT EXISTS latest (
+  path TEXT PRIMARY KEY,
+  source TEXT, dest TEXT, ip_version INTEGER, test_type TEXT NOT NULL,
+  start TEXT NOT NULL,
+  id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS latest_type ON latest (test_type);
+CREATE VIEW IF NOT EXISTS latest_results AS
+  SELECT results.* FROM latest JOIN results ON results.id = latest.id;
+PRAGMA user_version = %d;
+""" % (",\n  ".join(cols), SCHEMA_VERSION)
+
+
+_INSERT = "INSERT OR IGNORE INTO results (%s) VALUES (%s)" % (
+    ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS)))
+_LATEST = """
+INSERT INTO latest (path, source, dest, ip_version, test_type, start, id)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (path) DO UPDATE SET start = excluded.start, id = excluded.id
+WHERE excluded.start > latest.start
+   OR (excluded.start = latest.start AND excluded.id >= latest.id)
+"""
+
+
+def row_values(record, raw):
+    values = []
+    for name in records.FIELDS:
+        value = record.get(name)
+        if name in BOOL_FIELDS and value is not None:
+            value = 1 if value else 0
+        elif name in JSON_FIELDS and value is not None:
+            value = json.dumps(value, separators=(",", ":"))
+        values.append(value)
+    values.append(record["start"][:10])
+    values.append(records.path_key(record))
+    values.append(json.dumps(raw, separators=(",", ":")) if raw is not None else None)
+    return values
+
+
+def row_to_record(row, names):
+    rec = {}
+    for name, value in zip(names, row):
+        if name in BOOL_FIELDS and value is not None:
+            value = bool(value)
+        elif name in JSON_FIELDS and value is not None:
+            value = json.loads(value)
+        rec[name] = value
+    return rec
+
+
+class SQLiteStore(object):
+    kind = "sqlite"
+
+    def __init__(self, path, timeout=BUSY_TIMEOUT):
+        self.path = path
+        self.url = "sqlite:///" + path
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise PermanentError("SQLite store directory %s does not exist" % directory)
+        try:
+            self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
+                                        check_same_thread=False)
+            self.conn.execute("PRAGMA busy_timeout = %d" % int(timeout * 1000))
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            if self.conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                self.conn.executescript(_schema_sql())
+        except sqlite3.OperationalError as err:
+            raise self._classify(err)
+        except sqlite3.DatabaseError as err:
+            raise PermanentError("SQLite store %s: %s" % (path, err))
+
+    @classmethod
+    def from_url(cls, url, timeout=None, **_ignored):
+        path = url[len("sqlite:///"):]
+        return cls(path, timeout=timeout or BUSY_TIMEOUT)
+
+    def _classify(self, err):
+        text = str(err)
+        if "locked" in text or "busy" in text:
+            return TransientError("SQLite store %s: %s" % (self.path, text))
+        return PermanentError("SQLite store %s: %s" % (self.path, text))
+
+    def put_many(self, items):
+        outcomes = [None] * len(items)
+        rows, latest = [], {}
+        for index, item in enumerate(items):
+            try:
+                rec, raw = records.normalize(item)
+            except records.BadRecord as err:
+                outcomes[index] = PermanentError(str(err))
+                continue
+            rows.append(row_values(rec, raw))
+            key = records.path_key(rec)
+            best = latest.get(key)
+            if best is None or (rec["start"], rec["id"]) >= (best[5], best[6]):
+                latest[key] = (key, rec["source"], rec["dest"], rec["ip_version"],
+                               rec["test_type"], rec["start"], rec["id"])
+        if not rows:
+            return outcomes
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany(_INSERT, rows)
+                self.conn.executemany(_LATEST, list(latest.values()))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as err:
+            raise self._classify(err)
+        except sqlite3.DatabaseError as err:
+            raise PermanentError("SQLite store %s: %s" % (self.path, err))
+        return outcomes
+
+    def _select(self, sql, args=()):
+        cursor = self.conn.execute(sql, args)
+        names = [d[0] for d in cursor.description]
+        for row in cursor:
+            yield row_to_record(row, names)
+
+    def latest(self, test_type=None):
+        """The newest record of each path (optionally of one test type)."""
+        sql = "SELECT %s FROM latest_results" % ", ".join(records.FIELDS)
+        if test_type:
+            return list(self._select(sql + " WHERE test_type = ? ORDER BY path", (test_type,)))
+        return list(self._select(sql + " ORDER BY path"))
+
+    def get(self, record_id):
+        rows = list(self._select("SELECT %s FROM results WHERE id = ?"
+                                 % ", ".join(records.FIELDS), (record_id,)))
+        return rows[0] if rows else None
+
+    def count(self, test_type=None):
+        if test_type:
+            return self.conn.execute("SELECT COUNT(*) FROM results WHERE test_type = ?",
+                                     (test_type,)).fetchone()[0]
+        return self.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+    def export(self):
+        """Every stored result, oldest first: envelopes when the raw result was kept, else records."""
+        cursor = self.conn.execute("SELECT %s, raw FROM results ORDER BY start, id"
+                                   % ", ".join(records.FIELDS))
+        names = [d[0] for d in cursor.description]
+        for row in cursor:
+            raw = row[-1]
+            rec = row_to_record(row[:-1], names[:-1])
+            if raw:
+                yield {"run-href": rec["run_href"], "task-href": rec["task_href"],
+                       "result": json.loads(raw)}
+            else:
+                yield rec
+
+    def close(self):
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
