@@ -1,0 +1,356 @@
+"""The packages an operator installs: real rpmbuild and dpkg-buildpackage, checked with rpm -qp / dpkg-deb.
+
+Both builds run once per session (scripts/build-rpm.sh, scripts/build-deb.sh, a few seconds each).
+The file lists are compared with the plugin directories in the tree (globbed, so a new helper
+module is expected in the package without a change here); the pScheduler method sets required
+by the plugin contract are asserted by name. The packaged plugins are then unpacked and run
+against the packaged library, which proves the package is complete, not only well-formed.
+"""
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TEST_METHODS = ["enumerate", "spec-is-valid", "participants", "cli-to-spec", "spec-to-cli",
+                "result-format", "spec-format"]
+TOOL_METHODS = ["enumerate", "can-run", "duration", "participant-data", "run", "merged-results"]
+ARCHIVER_METHODS = ["enumerate", "data-is-valid", "archive"]
+
+# package name -> (plugin class, plugin name, source dir, the contract's methods)
+PLUGINS = {
+    "pscheduler-test-pmtu": ("test", "pmtu", "pscheduler-test-pmtu/pmtu", TEST_METHODS),
+    "pscheduler-tool-jumbocheck": ("tool", "jumbocheck", "pscheduler-tool-jumbocheck/jumbocheck",
+                                   TOOL_METHODS),
+    "pscheduler-archiver-jumbo": ("archiver", "jumbo", "pscheduler-archiver-jumbo/jumbo",
+                                  ARCHIVER_METHODS),
+}
+LIBRARY = "python3-jumbo"
+RPM_CLASSES = "/usr/libexec/pscheduler/classes"
+DEB_CLASSES = "/usr/lib/pscheduler/classes"
+DEB_SITELIB = "/usr/lib/python3/dist-packages"
+
+
+def _version():
+    with open(os.path.join(ROOT, "python-jumbo", "jumbo", "__init__.py")) as f:
+        return re.search(r'__version__\s*=\s*"([^"]+)"', f.read()).group(1)
+
+
+VERSION = _version()
+
+
+def _skipped(name):
+    """The files scripts/pkg-install.sh leaves out."""
+    return (name in ("__pycache__", "Makefile", "tests") or name.startswith(".")
+            or name.endswith((".pyc", ".pyo", "~")))
+
+
+def _tree(src):
+    """{relative path: mode} of what a package must hold for the source directory `src`."""
+    expected = {}
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = [d for d in dirnames if not _skipped(d)]
+        for name in filenames:
+            if _skipped(name):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, src)
+            expected[rel] = 0o755 if os.access(path, os.X_OK) else 0o644
+    return expected
+
+
+def _plugin_present(pkg):
+    return os.path.isfile(os.path.join(ROOT, PLUGINS[pkg][2], "enumerate"))
+
+
+def _require_plugin(pkg):
+    if not _plugin_present(pkg):
+        pytest.skip("%s: plugin directory %s not written yet" % (pkg, PLUGINS[pkg][2]))
+
+
+def _run(argv, **kwargs):
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, **kwargs)
+    assert proc.returncode == 0, "%s failed (%d):\n%s\n%s" % (
+        " ".join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    return proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# RPM
+
+
+@pytest.fixture(scope="session")
+def rpms():
+    if not shutil.which("rpmbuild"):
+        pytest.skip("rpmbuild not installed")
+    specs = ["rpm/python3-jumbo.spec"] + ["rpm/%s.spec" % p for p in PLUGINS if _plugin_present(p)]
+    out = _run(["bash", "scripts/build-rpm.sh"] + specs, cwd=ROOT)
+    assert "build/rpm/RPMS/noarch" in out  # says where the packages are
+    found = {}
+    rpmdir = os.path.join(ROOT, "build", "rpm", "RPMS", "noarch")
+    for name in os.listdir(rpmdir):
+        pkg = _run(["rpm", "-qp", "--queryformat", "%{NAME}", os.path.join(rpmdir, name)])
+        found[pkg] = os.path.join(rpmdir, name)
+    return found
+
+
+def _rpm_files(path):
+    """{file name: mode} from the package header."""
+    out = _run(["rpm", "-qp", "--queryformat", "[%{FILEMODES:octal} %{FILENAMES}\\n]", path])
+    files = {}
+    for line in out.splitlines():
+        mode, name = line.split(" ", 1)
+        files[name] = int(mode, 8)
+    return files
+
+
+def _rpm_requires(path):
+    return [line.strip() for line in _run(["rpm", "-qpR", path]).splitlines()]
+
+
+def test_rpm_names_versions_and_arch(rpms):
+    assert LIBRARY in rpms
+    for pkg, path in rpms.items():
+        info = _run(["rpm", "-qp", "--queryformat", "%{NAME} %{VERSION} %{RELEASE} %{ARCH}", path])
+        name, version, release, arch = info.split()
+        assert (name, version, arch) == (pkg, VERSION, "noarch")
+        assert release.startswith("1")
+        assert os.path.basename(path) == "%s-%s-%s.noarch.rpm" % (name, version, release)
+    srpms = os.listdir(os.path.join(ROOT, "build", "rpm", "SRPMS"))
+    assert len(srpms) == len(rpms) and all(s.endswith(".src.rpm") for s in srpms)
+
+
+@pytest.mark.parametrize("pkg", sorted(PLUGINS))
+def test_rpm_plugin_files_and_modes(rpms, pkg):
+    _require_plugin(pkg)
+    cls, name, src, methods = PLUGINS[pkg]
+    files = _rpm_files(rpms[pkg])
+    dest = "%s/%s/%s" % (RPM_CLASSES, cls, name)
+    assert stat.S_ISDIR(files.pop(dest))
+    if pkg == "pscheduler-archiver-jumbo":  # the coordinator's template and dashboards ride along
+        docs = {f: m for f, m in files.items() if f.startswith("/usr/share/doc/")}
+        for f, m in docs.items():
+            del files[f]
+            assert stat.S_ISDIR(m) or stat.S_IMODE(m) == 0o644, f
+    packaged = {}
+    for path, mode in files.items():
+        assert path.startswith(dest + "/"), "%s installs %s outside %s" % (pkg, path, dest)
+        if not stat.S_ISDIR(mode):
+            packaged[path[len(dest) + 1:]] = stat.S_IMODE(mode)
+    assert packaged == _tree(os.path.join(ROOT, src))
+    for method in methods:
+        assert packaged.get(method) == 0o755, "%s: method %s missing or not 0755" % (pkg, method)
+
+
+def test_rpm_library_files(rpms):
+    files = _rpm_files(rpms[LIBRARY])
+    sitelib = [f for f in files if f.endswith("/site-packages/jumbo")]
+    assert len(sitelib) == 1, sorted(files)[:5]
+    base = sitelib[0]
+    packaged = {f[len(base) + 1:]: stat.S_IMODE(m) for f, m in files.items()
+                if f.startswith(base + "/") and not stat.S_ISDIR(m) and "__pycache__" not in f}
+    expected = {rel: 0o644 for rel in _tree(os.path.join(ROOT, "python-jumbo", "jumbo"))}
+    assert packaged == expected
+    # byte-compiled at build time (the pscheduler user cannot write __pycache__)
+    assert any(re.search(r"/jumbo/__pycache__/schema\.cpython-\d+\.pyc$", f) for f in files)
+    # console commands exist only for modules that exist
+    commands = [f for f in files if f.startswith("/usr/bin/")]
+    for cmd in commands:
+        assert stat.S_IMODE(files[cmd]) == 0o755
+    if os.path.exists(os.path.join(ROOT, "python-jumbo", "jumbo", "probe", "cli.py")):
+        assert "/usr/bin/jumbocheck" in commands
+
+
+def test_rpm_requires(rpms):
+    lib = _rpm_requires(rpms[LIBRARY])
+    assert "python3" in lib
+    assert any(r.startswith("python3-jsonschema") for r in lib)
+    for pkg in PLUGINS:
+        if pkg not in rpms:
+            continue
+        req = _rpm_requires(rpms[pkg])
+        assert "pscheduler-server" in req, (pkg, req)
+        assert "python3-jumbo = %s" % VERSION in req, (pkg, req)
+        assert "python3" in req
+    if "pscheduler-tool-jumbocheck" in rpms:
+        req = _rpm_requires(rpms["pscheduler-tool-jumbocheck"])
+        for dep in ("iperf3", "iputils", "iproute", "pscheduler-test-pmtu = %s" % VERSION):
+            assert dep in req, (dep, req)
+
+
+@pytest.mark.parametrize("pkg", sorted(PLUGINS))
+def test_rpm_warmboot_scriptlets(rpms, pkg, tmp_path):
+    """%post/%postun warm boot pScheduler, and do not fail when it is absent or broken."""
+    _require_plugin(pkg)
+    for tag in ("POSTIN", "POSTUN"):
+        script = _run(["rpm", "-qp", "--queryformat", "%%{%s}" % tag, rpms[pkg]])
+        assert "pscheduler internal warmboot" in script
+        # 1. no pscheduler command at all
+        proc = subprocess.run(["/bin/sh", "-c", script, "x", "1"], env={"PATH": str(tmp_path)})
+        assert proc.returncode == 0
+        # 2. a pscheduler that fails (database down): still not an install failure
+        fake = tmp_path / "pscheduler"
+        log = tmp_path / "calls"
+        fake.write_text("#!/bin/sh\necho \"$@\" >> %s\nexit 3\n" % log)
+        fake.chmod(0o755)
+        proc = subprocess.run(["/bin/sh", "-c", script, "x", "1"],
+                              env={"PATH": "%s:/usr/bin:/bin" % tmp_path})
+        assert proc.returncode == 0
+        assert log.read_text().splitlines()[-1] == "internal warmboot"
+
+
+def _unpack_rpm(path, dest):
+    """Unpack with rpm's own rpm2archive (payload as a tar stream): no cpio needed."""
+    os.makedirs(dest, exist_ok=True)
+    subprocess.run("rpm2archive - < '%s' | tar -xzf - -C '%s'" % (path, dest), shell=True, check=True)
+
+
+def _plugin_env(sitelib):
+    env = dict(os.environ)
+    # the interpreter with jsonschema (the suite's venv), the library from the package only
+    env["PATH"] = os.path.dirname(sys.executable) + ":/usr/bin:/bin"
+    env["PYTHONPATH"] = sitelib
+    env.pop("PYTHONHOME", None)
+    return env
+
+
+def _check_unpacked_plugins(root, classes, sitelib):
+    """Run enumerate of every packaged plugin: its name must be its directory's (contract 1)."""
+    env = _plugin_env(sitelib)
+    probe = _run([sys.executable, "-c", "import jumbo; print(jumbo.__file__)"], env=env)
+    assert probe.startswith(sitelib), probe  # the packaged library, not the tree's
+    checked = 0
+    for pkg, (cls, name, _src, _methods) in PLUGINS.items():
+        plugin_dir = os.path.join(root, classes.lstrip("/"), cls, name)
+        if not os.path.isdir(plugin_dir):
+            continue
+        out = _run([os.path.join(plugin_dir, "enumerate")], env=env, stdin=subprocess.DEVNULL)
+        enum = json.loads(out)
+        assert enum["name"] == name
+        checked += 1
+        if cls == "test":
+            spec = {"schema": 1, "dest": "192.0.2.1", "ip-version": 4}
+            out = _run([os.path.join(plugin_dir, "spec-is-valid")], env=env, input=json.dumps(spec))
+            assert json.loads(out)["valid"] is True, out
+    return checked
+
+
+def test_rpm_unpacked_plugins_run_on_packaged_library(rpms, tmp_path):
+    for path in rpms.values():
+        _unpack_rpm(path, str(tmp_path))
+    sitelib = [os.path.join(dp, d) for dp, dn, _ in os.walk(str(tmp_path)) for d in dn
+               if d == "site-packages"]
+    assert len(sitelib) == 1
+    assert _check_unpacked_plugins(str(tmp_path), RPM_CLASSES, sitelib[0]) == len(rpms) - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Debian
+
+
+@pytest.fixture(scope="session")
+def debs():
+    if not shutil.which("dpkg-buildpackage"):
+        pytest.skip("dpkg-buildpackage not installed")
+    missing = [p for p in PLUGINS if not _plugin_present(p)]
+    if missing:
+        pytest.skip("plugins not written yet: %s" % ", ".join(missing))
+    out = _run(["bash", "scripts/build-deb.sh"], cwd=ROOT)
+    assert "build/deb" in out
+    outdir = os.path.join(ROOT, "build", "deb")
+    found = {}
+    for name in os.listdir(outdir):
+        if name.endswith(".deb"):
+            found[name.split("_")[0]] = os.path.join(outdir, name)
+    return found
+
+
+def _deb_files(path):
+    """{path: (mode string, kind)} from dpkg-deb -c."""
+    files = {}
+    for line in _run(["dpkg-deb", "-c", path]).splitlines():
+        parts = line.split(None, 5)
+        perms, name = parts[0], parts[5]
+        name = name[1:] if name.startswith(".") else name
+        files[name.rstrip("/") or "/"] = perms
+    return files
+
+
+def _perm_bits(perms):
+    bits = 0
+    for i, ch in enumerate(perms[1:10]):
+        if ch != "-":
+            bits |= 1 << (8 - i)
+    return bits
+
+
+def _deb_depends(path):
+    return [d.strip() for d in _run(["dpkg-deb", "-f", path, "Depends"]).split(",")]
+
+
+def test_deb_names_versions(debs):
+    assert sorted(debs) == sorted([LIBRARY] + list(PLUGINS))
+    for pkg, path in debs.items():
+        assert _run(["dpkg-deb", "-f", path, "Version"]).strip() == VERSION + "-1"
+        assert _run(["dpkg-deb", "-f", path, "Architecture"]).strip() == "all"
+        assert _run(["dpkg-deb", "-f", path, "Package"]).strip() == pkg
+
+
+@pytest.mark.parametrize("pkg", sorted(PLUGINS))
+def test_deb_plugin_files_and_modes(debs, pkg):
+    cls, name, src, methods = PLUGINS[pkg]
+    files = _deb_files(debs[pkg])
+    dest = "%s/%s/%s" % (DEB_CLASSES, cls, name)
+    assert files[dest].startswith("d")
+    packaged = {p[len(dest) + 1:]: _perm_bits(m) for p, m in files.items()
+                if p.startswith(dest + "/") and not m.startswith("d")}
+    assert packaged == _tree(os.path.join(ROOT, src))
+    for method in methods:
+        assert packaged.get(method) == 0o755, "%s: method %s missing or not 0755" % (pkg, method)
+    # nothing outside the plugin directory but docs
+    for path, perms in files.items():
+        if not perms.startswith("d"):
+            assert path.startswith(dest + "/") or path.startswith("/usr/share/doc/"), path
+
+
+def test_deb_library_files(debs):
+    files = _deb_files(debs[LIBRARY])
+    base = DEB_SITELIB + "/jumbo"
+    packaged = {p[len(base) + 1:]: _perm_bits(m) for p, m in files.items()
+                if p.startswith(base + "/") and not m.startswith("d")}
+    assert packaged == {rel: 0o644 for rel in _tree(os.path.join(ROOT, "python-jumbo", "jumbo"))}
+    if os.path.exists(os.path.join(ROOT, "python-jumbo", "jumbo", "probe", "cli.py")):
+        assert _perm_bits(files["/usr/bin/jumbocheck"]) == 0o755
+
+
+def test_deb_depends_and_triggers(debs, tmp_path):
+    lib = _deb_depends(debs[LIBRARY])
+    assert any(d.startswith("python3-jsonschema") for d in lib)
+    for pkg in PLUGINS:
+        dep = _deb_depends(debs[pkg])
+        assert "pscheduler-server" in dep, (pkg, dep)
+        assert "python3-jumbo (= %s-1)" % VERSION in dep, (pkg, dep)
+        # pscheduler-server's postinst warm boots on this trigger (install, upgrade, removal)
+        ctrl = tmp_path / pkg
+        _run(["dpkg-deb", "-e", debs[pkg], str(ctrl)])
+        with open(str(ctrl / "triggers")) as f:
+            assert "activate-noawait pscheduler-warmboot" in f.read().split("\n")
+    dep = _deb_depends(debs["pscheduler-tool-jumbocheck"])
+    for name in ("iperf3", "iputils-ping", "iputils-tracepath", "iproute2",
+                 "pscheduler-test-pmtu (= %s-1)" % VERSION):
+        assert name in dep, (name, dep)
+
+
+def test_deb_unpacked_plugins_run_on_packaged_library(debs, tmp_path):
+    for path in debs.values():
+        _run(["dpkg-deb", "-x", path, str(tmp_path)])
+    sitelib = os.path.join(str(tmp_path), DEB_SITELIB.lstrip("/"))
+    assert _check_unpacked_plugins(str(tmp_path), DEB_CLASSES, sitelib) == 3
