@@ -1,0 +1,114 @@
+"""The suite's parts the demo drives, found where the repository keeps them.
+
+The demo runs the real plugin executables exactly as the tests do (through the test
+harness in tests/harness.py), the real archiver process and the real report command.
+Each part is looked up once; a part that is not there is reported with the reason,
+never replaced by a stand-in.
+"""
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TEST_PLUGIN = os.path.join(ROOT, "pscheduler-test-pmtu", "pmtu")
+TOOL_PLUGIN = os.path.join(ROOT, "pscheduler-tool-jumbocheck", "jumbocheck")
+ARCHIVER_PLUGIN = os.path.join(ROOT, "pscheduler-archiver-jumbo", "jumbo")
+
+for _path in (ROOT, os.path.join(ROOT, "python-jumbo")):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+
+class Missing(Exception):
+    """A part the demo needs is not (yet) in the repository."""
+
+
+class Part(object):
+    def __init__(self, name, ok, detail):
+        self.name = name
+        self.ok = ok
+        self.detail = detail
+
+    def __repr__(self):
+        return "Part(%s, %s, %s)" % (self.name, self.ok, self.detail)
+
+
+def _executables(directory, methods):
+    missing = [m for m in methods if not os.access(os.path.join(directory, m), os.X_OK)]
+    if not os.path.isdir(directory):
+        return "%s does not exist" % os.path.relpath(directory, ROOT)
+    if missing:
+        return "%s lacks %s" % (os.path.relpath(directory, ROOT), ", ".join(missing))
+    return None
+
+
+def load_harness():
+    """tests/harness.py, imported by path (it lives with the tests)."""
+    try:
+        return importlib.import_module("tests.harness")
+    except ImportError as err:
+        raise Missing("tests/harness.py cannot be imported (%s)" % err)
+
+
+def report_command():
+    """argv prefix of `jumbo-report` (the console script next to this interpreter, if any)."""
+    script = os.path.join(os.path.dirname(sys.executable), "jumbo-report")
+    if os.access(script, os.X_OK):
+        return [script]
+    return [sys.executable, "-c", "import sys; from jumbo.report.cli import main; sys.exit(main())"]
+
+
+def survey():
+    """Which parts are there: {name: Part}."""
+    parts = {}
+    problem = _executables(TEST_PLUGIN, ["spec-is-valid", "participants", "result-format"])
+    parts["test"] = Part("pmtu test plugin", problem is None, problem or TEST_PLUGIN)
+    problem = _executables(TOOL_PLUGIN, ["can-run", "duration", "participant-data", "run",
+                                         "merged-results"])
+    parts["tool"] = Part("jumbocheck tool plugin", problem is None, problem or TOOL_PLUGIN)
+    try:
+        harness = load_harness()
+        if not hasattr(harness, "run_tool_participants"):
+            raise Missing("tests/harness.py has no run_tool_participants yet")
+        parts["harness"] = Part("plugin harness", True, "tests/harness.py")
+    except Missing as err:
+        parts["harness"] = Part("plugin harness", False, str(err))
+    problem = _executables(ARCHIVER_PLUGIN, ["data-is-valid", "archive"])
+    parts["archiver"] = Part("jumbo archiver plugin", problem is None, problem or ARCHIVER_PLUGIN)
+    try:
+        importlib.import_module("jumbo.report.cli")
+        parts["report"] = Part("jumbo-report", True, " ".join(report_command()[:1]))
+    except Exception as err:  # noqa: BLE001 - any import failure means "not usable yet"
+        parts["report"] = Part("jumbo-report", False,
+                               "jumbo.report.cli cannot be imported (%s: %s)"
+                               % (type(err).__name__, err))
+    return parts
+
+
+def invoke(directory, method, payload, argv=(), timeout=30):
+    """Run one plugin method as the server does: JSON on stdin, JSON on stdout."""
+    path = os.path.join(directory, method)
+    done = subprocess.run([path] + list(argv), input=json.dumps(payload),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError("%s %s failed (exit %d): %s" % (
+            os.path.basename(directory), method, done.returncode, done.stderr.strip()[-500:]))
+    return done.stdout
+
+
+def invoke_json(directory, method, payload, argv=(), timeout=30):
+    text = invoke(directory, method, payload, argv, timeout)
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise RuntimeError("%s %s printed no JSON: %r" % (os.path.basename(directory), method,
+                                                          text[:200]))
+
+
+def have(program):
+    return shutil.which(program) is not None

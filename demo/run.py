@@ -1,0 +1,630 @@
+"""The demo's stages, in order: survey, build, measure, archive, report, self-check, summary."""
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+from . import checks, mesh, parts
+
+RS = "\x1e"
+# Seconds between scheduling a run and its start: covers starting every participant's `run`.
+START_IN = 2.0
+
+
+class Interrupted(Exception):
+    """SIGTERM/SIGHUP: handled like Ctrl-C."""
+
+
+class StageFailed(Exception):
+    pass
+
+
+def _now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _mbps(bits):
+    return "%.2f Gbit/s" % (bits / 1e9) if bits >= 1e9 else "%.0f Mbit/s" % (bits / 1e6)
+
+
+class Task(object):
+    """One directed pair: its spec, what the plugins made of it, and its checks."""
+
+    def __init__(self, number, source, dest, spec):
+        self.number = number
+        self.source = source
+        self.dest = dest
+        self.spec = spec
+        self.participants = None
+        self.result = None
+        self.outputs = None
+        self.error = None
+        self.start = None
+        self.end = None
+        self.elapsed = None
+        self.task_uuid = str(uuid.uuid4())
+        self.run_uuid = str(uuid.uuid4())
+        self.checks = []
+        self.archived = None
+
+    @property
+    def pair(self):
+        return (self.source, self.dest)
+
+    def phases(self):
+        what = ["forward path MTU (%d flows)" % self.spec.get("flows", 1)]
+        if self.spec.get("reverse"):
+            what.append("reverse path")
+        if "throughput" in self.spec:
+            what.append("1500/9000 throughput, ABBA")
+        return ", ".join(what)
+
+
+class Demo(object):
+    def __init__(self, args):
+        self.args = args
+        self.out = os.path.abspath(args.out)
+        self.lab = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.skipped = []       # (stage, reason)
+        self.failures = []      # (stage, detail)
+        self.tasks = []
+        self.started_opensearch = False
+        self.store_url = None
+        self.report_json = None
+        self.html_path = os.path.join(self.out, "report.html")
+        self.namespaces_left = None
+        self.t0 = time.monotonic()
+
+    # -- output -------------------------------------------------------------------------------
+
+    def say(self, text=""):
+        with self.lock:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+    def stage(self, number, title):
+        self.say("")
+        self.say("== %d. %s  [%.0fs]" % (number, title, time.monotonic() - self.t0))
+
+    def skip(self, stage, reason):
+        self.skipped.append((stage, reason))
+        self.say("   SKIPPED: %s" % reason)
+
+    def fail(self, stage, detail):
+        self.failures.append((stage, detail))
+        self.say("   FAILED: %s" % detail)
+
+    # -- the whole run ------------------------------------------------------------------------
+
+    def main(self):
+        args = self.args
+        os.makedirs(self.out, exist_ok=True)
+        self.topology = mesh.build(loss_percent=args.loss)
+        self.say("jumbo demo: does IP MTU 9000 really work between these sites?")
+
+        self.stage(0, "What is there")
+        self.parts = parts.survey()
+        for key in ("test", "tool", "harness", "archiver", "report"):
+            part = self.parts[key]
+            self.say("   %-24s %s" % (part.name, "ok" if part.ok else "MISSING: " + part.detail))
+        self.store_url = self._store_url()
+        if self.store_url:
+            self.say("   store                    %s" % self.store_url)
+
+        pairs = args.pairs or mesh.pairs(self.topology, quick=args.quick)
+        self.tasks = self._plan(pairs)
+
+        from lab import Lab
+        self.stage(1, "Building the lab mesh (%d namespaces)" % len(self.topology.nodes))
+        with Lab(self.topology) as lab:
+            self.lab = lab
+            self.say("   sites (host names resolve inside the lab):")
+            for line in mesh.describe(self.topology):
+                self.say(line)
+            self.say("   built in %.1fs, namespaces prefixed %s-" % (
+                time.monotonic() - self.t0, lab.prefix))
+            self.stage(2, "Measuring %d directed pairs (%s at a time, tool as user jumbotest)"
+                       % (len(self.tasks), args.concurrency))
+            self._measure(lab)
+            self.say("")
+            self.say("   tearing the lab down")
+        self.lab = None
+        self._check_namespaces_gone(lab)
+
+        self.stage(3, "Archiving every result with the jumbo archiver")
+        self._archive()
+        self.stage(4, "Adoption report (jumbo-report)")
+        self._report()
+        self.stage(5, "Ground-truth self-check")
+        ok = self._self_check()
+        self.stage(6, "Summary")
+        self._summary(ok)
+        if self.skipped or self.failures or not ok:
+            return 1
+        return 0
+
+    def cleanup(self):
+        if self.lab is not None:
+            self.lab.destroy()
+            self.lab = None
+
+    # -- plan ---------------------------------------------------------------------------------
+
+    def _plan(self, pairs):
+        throughput_pairs = set()
+        if not self.args.no_throughput:
+            wanted = [("cern", "nikhef")] if self.args.quick else \
+                [("cern", "tokyo"), ("cern", "nikhef"), ("bnl", "cern")]
+            throughput_pairs = set(p for p in wanted if p in pairs)
+        tasks = []
+        for number, (source, dest) in enumerate(pairs, start=1):
+            spec = {"schema": 1, "source": source, "dest": dest, "flows": self.args.flows}
+            # The reverse path needs the far end as a participant: ask for it where paths
+            # are asymmetric in the mesh (bnl) and on a couple of others for contrast.
+            if "bnl" in (source, dest) or (source, dest) in (("cern", "nikhef"),):
+                spec["reverse"] = True
+            if (source, dest) in throughput_pairs:
+                spec["throughput"] = {"duration": "PT2S", "omit": "PT0S", "rounds": 1,
+                                      "order": "abba"}
+            tasks.append(Task(number, source, dest, spec))
+        return tasks
+
+    # -- stage 2: measure -----------------------------------------------------------------------
+
+    def _measure(self, lab):
+        for key in ("test", "tool", "harness"):
+            if not self.parts[key].ok:
+                self.skip("measure", "%s is not available (%s): nothing can be measured"
+                          % (self.parts[key].name, self.parts[key].detail))
+                return
+        self.harness = parts.load_harness()
+        # Specs first, through the test plugin as the server would on task creation.
+        for task in self.tasks:
+            try:
+                valid = parts.invoke_json(parts.TEST_PLUGIN, "spec-is-valid", task.spec)
+                if not valid.get("valid"):
+                    raise RuntimeError("spec rejected: %s" % valid.get("error"))
+                task.participants = parts.invoke_json(
+                    parts.TEST_PLUGIN, "participants", task.spec)["participants"]
+            except Exception as err:  # noqa: BLE001 - reported, never a traceback
+                task.error = "spec: %s" % err
+                self.fail("measure", "%s -> %s: %s" % (task.source, task.dest, task.error))
+        pending = [t for t in self.tasks if t.error is None and "throughput" not in t.spec]
+        exclusive = [t for t in self.tasks if t.error is None and "throughput" in t.spec]
+        self._run_concurrently(lab, pending)
+        # Throughput phases run alone: the two cores are shared by everything in the lab.
+        for task in exclusive:
+            if self.stop.is_set():
+                break
+            self._run_one(lab, task)
+
+    def _run_concurrently(self, lab, tasks):
+        queue = list(tasks)
+        busy = set()
+        running = []
+        limit = self.args.concurrency
+
+        def worker(task):
+            try:
+                self._run_one(lab, task)
+            finally:
+                with self.lock:
+                    busy.discard(task.source)
+                    busy.discard(task.dest)
+
+        while queue or running:
+            running = [t for t in running if t.is_alive()]
+            if self.stop.is_set():
+                queue = []
+            started = False
+            if len(running) < limit:
+                with self.lock:
+                    for task in queue:
+                        # Pairs running together share no site: ICMP errors are rate-limited
+                        # per destination by routers, and each site has one address.
+                        if task.source not in busy and task.dest not in busy:
+                            busy.update((task.source, task.dest))
+                            queue.remove(task)
+                            thread = threading.Thread(target=worker, args=(task,), daemon=True)
+                            thread.start()
+                            running.append(thread)
+                            started = True
+                            break
+            if not started:
+                time.sleep(0.05)
+
+    def _run_one(self, lab, task):
+        total = len(self.tasks)
+        self.say("   [%2d/%d] %-6s -> %-6s  %s ..." % (task.number, total, task.source, task.dest,
+                                                       task.phases()))
+        task.start = _now_iso()
+        began = time.monotonic()
+        try:
+            task.result, task.outputs = self._harness_run(lab, task)
+        except (KeyboardInterrupt, Interrupted):
+            raise
+        except Exception as err:  # noqa: BLE001 - reported, never a traceback
+            task.error = "%s: %s" % (type(err).__name__, err)
+        task.elapsed = time.monotonic() - began
+        task.end = _now_iso()
+        if task.error is None and not (isinstance(task.result, dict) and "succeeded" in task.result):
+            task.error = "the tool returned no result object"
+        if task.error is not None:
+            self.fail("measure", "[%d] %s -> %s: %s" % (task.number, task.source, task.dest,
+                                                        task.error))
+            if not self.args.keep_going:
+                self.stop.set()
+                self.say("   stopping the measurements (use --keep-going to measure every pair "
+                         "regardless)")
+            return
+        task.checks = checks.measurement(self.topology, task.source, task.dest, task.result,
+                                         task.spec)
+        self.say("   [%2d/%d] %-6s -> %-6s  %s  (%.1fs)" % (
+            task.number, total, task.source, task.dest, self._one_line(task), task.elapsed))
+        if not task.result.get("succeeded"):
+            self.fail("measure", "[%d] %s -> %s: measurement failed: %s" % (
+                task.number, task.source, task.dest, task.result.get("error")))
+            if not self.args.keep_going:
+                self.stop.set()
+
+    def _harness_run(self, lab, task):
+        """One task through the harness: duration, participant-data, run on every participant
+        with one start time, merged-results on the lead; as the server would, the tool as the
+        unprivileged user jumbotest inside each site's namespace."""
+        places = [{"lab": lab, "node": _node(name), "user": "jumbotest"}
+                  for name in task.participants]
+        outcome = self.harness.run_tool_participants("jumbocheck", task.spec, places,
+                                                     start_in=START_IN)
+        for index, done in enumerate(outcome.runs):
+            if done is not None and done.status != 0:
+                self.say("   [%2d] participant %d run exited %d: %s" % (
+                    task.number, index, done.status, done.stderr.strip()[-300:]))
+        return outcome.merged, outcome.results
+
+    def _one_line(self, task):
+        r = task.result
+        truth = mesh.expected(self.topology, task.source, task.dest)
+        if not r.get("succeeded"):
+            return "FAILED: %s" % r.get("error")
+        text = "path MTU %s, pmtud %s" % (r.get("path-mtu"), r.get("pmtud"))
+        if r.get("blackhole"):
+            hole = r["blackhole"]
+            text += " (vanish at hop %s %s)" % (hole.get("ttl"), hole.get("ip") or "")
+        flows = r.get("flows") or []
+        if len(set(f.get("path-mtu") for f in flows)) > 1:
+            text += ", flows differ"
+        if task.spec.get("reverse"):
+            text += ", reverse %s" % r.get("reverse-path-mtu")
+        tp = r.get("throughput") or {}
+        if tp.get("gain") is not None:
+            text += ", jumbo gain x%.2f" % tp["gain"]
+        bad = [c for c in task.checks if not c.ok]
+        text += "  | truth %s %s: %s" % (truth["path-mtu"], truth["pmtud"],
+                                         "exact" if not bad else "MISMATCH")
+        return text
+
+    # -- stage 3: archive ----------------------------------------------------------------------
+
+    def _store_url(self):
+        if self.args.archive:
+            return self.args.archive
+        if self.args.opensearch:
+            return self._start_opensearch()
+        path = os.path.join(self.out, "jumbo.sqlite")
+        # A fresh embedded store per run: the report then shows this run only.
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(path + suffix):
+                os.unlink(path + suffix)
+        return "sqlite:///" + path
+
+    def _start_opensearch(self):
+        script = os.path.join(parts.ROOT, "scripts", "opensearch.sh")
+        if not os.path.exists(script):
+            self.skip("archive", "scripts/opensearch.sh is missing: cannot start OpenSearch")
+            return None
+        self.say("   starting OpenSearch (scripts/opensearch.sh start; 20-60 s) ...")
+        done = subprocess.run(["bash", script, "start"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+        if done.returncode != 0:
+            self.fail("archive", "OpenSearch did not start: %s" % done.stdout.strip()[-400:])
+            return None
+        url = None
+        for line in done.stdout.splitlines():
+            for word in line.split():
+                if word.startswith("http://127.0.0.1:") or word.startswith("http://localhost:"):
+                    url = word.rstrip(".,;")
+        self.started_opensearch = True
+        return url or "http://127.0.0.1:9250"
+
+    def envelope(self, task):
+        lead = task.participants[0] if task.participants else task.source
+        task_href = "https://%s/pscheduler/tasks/%s" % (lead, task.task_uuid)
+        run_href = "%s/runs/%s" % (task_href, task.run_uuid)
+        reference = {"source-site": task.source, "dest-site": task.dest,
+                     "created-by": {"user-agent": "jumbo-demo"}}
+        duration = "PT%dS" % max(1, int(round(task.elapsed or 1)))
+        public_spec = dict((k, (None if k.startswith("_") else v)) for k, v in task.spec.items())
+        return {
+            "data": self.archive_data,
+            "task-href": task_href,
+            "run-href": run_href,
+            "attempts": 0,
+            "last-attempt": None,
+            "result": {
+                "id": task.run_uuid,
+                "schedule": {"start": task.start, "duration": duration},
+                "test": {"type": "pmtu", "spec": public_spec},
+                "tool": {"name": "jumbocheck", "version": self._tool_version()},
+                "participants": list(task.participants or [task.source]),
+                "result": task.result,
+                "run": {"href": run_href, "task-href": task_href, "start-time": task.start,
+                        "end-time": task.end, "duration": duration, "participant": 0,
+                        "participants": list(task.participants or [task.source]),
+                        "result-full": task.outputs, "result-merged": task.result,
+                        "state": "finished", "state-display": "Finished", "errors": None},
+                "task": {"href": task_href, "reference": reference,
+                         "test": {"type": "pmtu", "spec": public_spec},
+                         "tool": "jumbocheck", "detail": {"duration": duration}},
+                "reference": reference,
+            },
+        }
+
+    def _tool_version(self):
+        try:
+            text = subprocess.run([os.path.join(parts.TOOL_PLUGIN, "enumerate")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  universal_newlines=True, timeout=10).stdout
+            return json.loads(text).get("version", "unknown")
+        except Exception:  # noqa: BLE001
+            return "unknown"
+
+    def _archive(self):
+        measured = [t for t in self.tasks if isinstance(t.result, dict)]
+        if not measured:
+            self.skip("archive", "no results to archive (nothing was measured)")
+            return
+        if not self.parts["archiver"].ok:
+            self.skip("archive", "%s is not available (%s)" % (self.parts["archiver"].name,
+                                                                self.parts["archiver"].detail))
+            return
+        if not self.store_url:
+            self.skip("archive", "no store to archive into")
+            return
+        self.archive_data = {"schema": 1, "_url": self.store_url}
+        try:
+            valid = parts.invoke_json(parts.ARCHIVER_PLUGIN, "data-is-valid", self.archive_data)
+        except Exception as err:  # noqa: BLE001
+            self.fail("archive", "data-is-valid: %s" % err)
+            return
+        if not valid.get("valid"):
+            self.fail("archive", "the archiver rejects %s: %s" % (self.store_url,
+                                                                   valid.get("error")))
+            return
+        records = [self.envelope(t) for t in measured]
+        began = time.monotonic()
+        try:
+            outcomes = self._archive_stream(records)
+        except Exception as err:  # noqa: BLE001
+            self.fail("archive", "archive process: %s" % err)
+            return
+        stored = 0
+        for task, outcome in zip(measured, outcomes):
+            task.archived = bool(outcome.succeeded)
+            if task.archived:
+                stored += 1
+            else:
+                self.fail("archive", "%s -> %s not archived after %d attempt(s): %s" % (
+                    task.source, task.dest, outcome.attempts, outcome.error))
+        self.say("   %d/%d results archived into %s in %.1fs" % (
+            stored, len(records), self.store_url, time.monotonic() - began))
+
+    def _archive_stream(self, records):
+        """Feed the records to one long-lived `archive` process (RFC 7464), as the archiver
+        daemon does: the harness's archive_stream (retries included)."""
+        harness = parts.load_harness()
+        if not hasattr(harness, "archive_stream"):
+            raise RuntimeError("tests/harness.py has no archive_stream")
+        return harness.archive_stream("jumbo", records, retry_scale=0.2, max_wait=5.0)
+
+    # -- stage 4: report -----------------------------------------------------------------------
+
+    def _report(self):
+        if not self.parts["report"].ok:
+            self.skip("report", "%s is not available (%s)" % (self.parts["report"].name,
+                                                              self.parts["report"].detail))
+            return
+        if not any(t.archived for t in self.tasks):
+            self.skip("report", "nothing was archived, so there is nothing to report on")
+            return
+        base = parts.report_command() + ["--store", self.store_url]
+        text = self._run_report(base + ["--format", "text"])
+        if text is not None:
+            for line in text.rstrip("\n").splitlines():
+                self.say("   | " + line)
+        if os.path.exists(self.html_path):
+            os.unlink(self.html_path)
+        if self._run_report(base + ["--format", "html", "--out", self.html_path]) is not None:
+            if os.path.exists(self.html_path) and os.path.getsize(self.html_path) > 0:
+                self.say("   HTML report written to %s (open it in a browser; works offline)"
+                         % self.html_path)
+            else:
+                self.fail("report", "jumbo-report --format html wrote no file")
+        raw = self._run_report(base + ["--format", "json"])
+        if raw is not None:
+            try:
+                self.report_json = json.loads(raw)
+                with open(os.path.join(self.out, "report.json"), "w") as handle:
+                    handle.write(raw)
+            except ValueError:
+                self.fail("report", "jumbo-report --format json printed no JSON")
+
+    def _run_report(self, argv):
+        try:
+            done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  universal_newlines=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            self.fail("report", "%s timed out" % " ".join(argv[-2:]))
+            return None
+        if done.returncode != 0:
+            self.fail("report", "jumbo-report %s failed (exit %d): %s" % (
+                " ".join(argv[-2:]), done.returncode, done.stderr.strip()[-400:]))
+            return None
+        return done.stdout
+
+    # -- stage 5: self-check -------------------------------------------------------------------
+
+    def _self_check(self):
+        ok = True
+        measured = [t for t in self.tasks if isinstance(t.result, dict)]
+        exact = [t for t in measured if t.checks and all(c.ok for c in t.checks)]
+        if measured:
+            self.say("   measurements: %d/%d paths exact (path MTU, PMTUD verdict, per-flow "
+                     "MTUs, reverse path)" % (len(exact), len(measured)))
+        for task in measured:
+            for check in task.checks:
+                if not check.ok:
+                    self.say("     MISMATCH %s: %s" % (check.what, check.detail))
+        if len(exact) != len(measured) or not measured:
+            ok = False
+        if len(measured) != len(self.tasks):
+            self.say("   %d of %d pairs have no measurement" % (len(self.tasks) - len(measured),
+                                                             len(self.tasks)))
+        stored = self._count_stored(measured)
+        if stored is not None:
+            good = stored == len(measured)
+            ok = ok and good
+            self.say("   store: %d/%d results read back as the latest of their path from %s %s" % (
+                stored, len(measured), self.store_url, "" if good else "(MISSING SOME)"))
+        if self.report_json is not None:
+            ok = self._check_report(measured) and ok
+        gone = self.namespaces_left == []
+        self.say("   lab teardown: %s" % ("no namespace left (ip netns list)" if gone else
+                                          "LEFT BEHIND: %s" % self.namespaces_left))
+        ok = ok and gone
+        if not measured:
+            self.ground_truth_line = "ground truth check: not run (nothing was measured)"
+        else:
+            self.ground_truth_line = "ground truth check: %d/%d paths exact%s" % (
+                len(exact), len(self.tasks), "" if ok else " - SELF-CHECK FAILED")
+        self.say("   " + self.ground_truth_line)
+        return ok
+
+    def _count_stored(self, measured):
+        """How many of this run's results the store holds as the latest of their path
+        (read back through the store interface; None = not checked)."""
+        if not self.store_url or not any(t.archived is not None for t in measured):
+            return None
+        try:
+            from jumbo import record as records
+            from jumbo.stores import open_store
+            wanted = set(records.normalize(self.envelope(t))[0]["id"] for t in measured)
+            store = open_store(self.store_url)
+            try:
+                latest = set(row["id"] for row in store.latest("pmtu"))
+            finally:
+                store.close()
+        except Exception as err:  # noqa: BLE001 - reported, never a traceback
+            self.fail("self-check", "cannot read the store back: %s: %s"
+                      % (type(err).__name__, err))
+            return 0
+        return len(wanted & latest)
+
+    def _check_report(self, measured):
+        pairs = [t.pair for t in measured if t.archived]
+        truth = checks.headline_truth(self.topology, pairs)
+        report = self.report_json
+        ok = True
+        paths = report.get("paths")
+        count = len(paths) if isinstance(paths, list) else paths
+        good = count == truth["paths"]
+        ok = ok and good
+        self.say("   report paths: %s, truth %d %s" % (count, truth["paths"],
+                                                      "ok" if good else "MISMATCH"))
+        capable = report.get("capable")
+        if isinstance(capable, dict):
+            capable = capable.get("share", capable.get("value"))
+        good = capable is not None and truth["capable"] is not None and \
+            abs(capable - truth["capable"]) < 1e-6
+        ok = ok and good
+        self.say("   report jumbo-capable share: %s, truth %.3f (%d/%d) %s" % (
+            "%.3f" % capable if isinstance(capable, (int, float)) else capable,
+            truth["capable"] or 0, truth["capable-paths"], truth["paths"],
+            "ok" if good else "MISMATCH"))
+        holes = sorted((h.get("source"), h.get("dest")) for h in report.get("blackholes") or [])
+        good = holes == truth["blackholes"]
+        ok = ok and good
+        self.say("   report black holes: %d, truth %d %s" % (
+            len(holes), len(truth["blackholes"]), "ok" if good else "MISMATCH"))
+        if not good:
+            self.say("     report: %s" % holes)
+            self.say("     truth:  %s" % truth["blackholes"])
+        return ok
+
+    def _check_namespaces_gone(self, lab):
+        listed = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE,
+                                universal_newlines=True).stdout
+        self.namespaces_left = [line.split()[0] for line in listed.splitlines()
+                                if line.startswith(lab.prefix + "-")]
+        if self.namespaces_left:
+            self.fail("teardown", "namespaces left: %s" % " ".join(self.namespaces_left))
+        else:
+            self.say("   lab torn down: no namespace left")
+
+    # -- stage 6: summary ----------------------------------------------------------------------
+
+    def _summary(self, ok):
+        say = self.say
+        measured = [t for t in self.tasks if isinstance(t.result, dict) and
+                    t.result.get("succeeded")]
+        say("   pairs measured:     %d of %d directed pairs between %d sites" % (
+            len(measured), len(self.tasks), len(mesh.SITES)))
+        if measured:
+            jumbo = [t for t in measured if t.result.get("jumbo")
+                     and t.result.get("pmtud") != "blackhole"]
+            say("   jumbo-capable:      %d of %d paths (%.0f%%) carry 9000-byte packets with "
+                "working PMTUD (DC26 target 50%%, DC28 99%%)" % (
+                    len(jumbo), len(measured), 100.0 * len(jumbo) / len(measured)))
+            holes = [t for t in measured if t.result.get("pmtud") == "blackhole"]
+            say("   black holes:        %d paths where big packets vanish silently:" % len(holes))
+            for task in holes:
+                hole = task.result.get("blackhole") or {}
+                truth = mesh.expected(self.topology, task.source, task.dest)
+                say("     %-6s -> %-6s at hop %s (%s, lab router %s)%s" % (
+                    task.source, task.dest, hole.get("ttl"), hole.get("ip"),
+                    truth["blackhole-router"],
+                    ", some flows only" if truth["partial"] else ""))
+            gains = [t for t in measured if (t.result.get("throughput") or {}).get("gain")]
+            for task in gains:
+                tp = task.result["throughput"]
+                say("   throughput gain:    %s -> %s x%.2f (1500: %s, jumbo: %s)" % (
+                    task.source, task.dest, tp["gain"],
+                    _mbps((tp.get("standard") or {}).get("mean") or 0),
+                    _mbps((tp.get("jumbo") or {}).get("mean") or 0)))
+            if not gains:
+                say("   throughput gain:    not measured")
+        say("   store:              %s" % (self.store_url or "none"))
+        if os.path.exists(self.html_path):
+            say("   HTML report:        %s" % self.html_path)
+        for stage, reason in self.skipped:
+            say("   skipped (%s): %s" % (stage, reason))
+        for stage, detail in self.failures:
+            say("   failed (%s): %s" % (stage, detail))
+        say("")
+        say("   %s" % getattr(self, "ground_truth_line", "ground truth check: not run"))
+        verdict = "OK" if (ok and not self.skipped and not self.failures) else "NOT OK"
+        say("   demo %s in %.0fs" % (verdict, time.monotonic() - self.t0))
+
+
+def _node(host):
+    """Lab node of a participant: the site name (host names are site names; "cern6" is the
+    IPv6 name of cern)."""
+    if host not in mesh.SITES and host.endswith("6") and host[:-1] in mesh.SITES:
+        return host[:-1]
+    return host
