@@ -292,6 +292,13 @@ def _shape_problem(spec):
             return "At /%s: unknown field (allowed: %s)" % (key, ", ".join(sorted(properties)))
     if "dest" not in spec:
         return "At /dest: required field is missing"
+    # Host syntax first: a friendlier message than the schema's pattern.
+    for key, check in (("source", _host_problem), ("dest", _host_problem),
+                       ("source-node", _node_problem), ("dest-node", _node_problem)):
+        if isinstance(spec.get(key), str):
+            problem = check(spec[key])
+            if problem:
+                return "At /%s: %s" % (key, problem)
     phase = spec.get("throughput")
     if isinstance(phase, dict):
         allowed = schemas.DEFINITIONS["throughput-spec"]["properties"]

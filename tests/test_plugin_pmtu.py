@@ -1,0 +1,467 @@
+"""The `pmtu` test plugin, every method run through the harness exactly as the server runs it.
+
+Also runs under Python 3.6 + jsonschema 3.0.1 (scripts/check-compat.sh): the harness then
+points `python3` in the shebangs at that interpreter (JUMBO_PYTHON).
+"""
+
+import json
+import os
+import pwd
+import re
+import stat
+
+import jsonschema
+import pytest
+
+import harness
+
+PLUGIN_DIR = os.path.join(harness.ROOT, "pscheduler-test-pmtu", "pmtu")
+METHODS = ["enumerate", "spec-is-valid", "participants", "cli-to-spec", "spec-to-cli",
+           "result-format", "spec-format"]
+
+
+def call(method, stdin=None, argv=(), **kwargs):
+    return harness.invoke("test", "pmtu", method, stdin=stdin, argv=argv, **kwargs)
+
+
+def assert_clean_failure(done, *fragments):
+    """Non-zero exit, a readable message on stderr naming the problem, never a traceback."""
+    assert done.status != 0, done
+    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, done
+    assert done.stderr.strip(), done
+    for fragment in fragments:
+        assert fragment in done.stderr, done
+
+
+# ------------------------------------------------------------------------------------------
+# Layout and enumerate (contract 3.1)
+
+# The warm boot's #/pScheduler/PluginEnumeration/Test, as the contract describes it.
+ENUMERATION_TEST = {
+    "type": "object",
+    "properties": {
+        "schema": {"type": "integer", "enum": [1]},
+        "name": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]*$"},
+        "description": {"type": "string"},
+        "version": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)*[A-Za-z0-9-+]*$"},
+        "maintainer": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "email": {"type": "string", "pattern": "@"},
+                "href": {"type": "string"},
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "scheduling-class": {"type": "string",
+                             "enum": ["background", "background-multi", "exclusive", "normal"]},
+    },
+    "required": ["name", "description", "version", "maintainer", "scheduling-class"],
+    "additionalProperties": False,
+}
+
+
+def test_every_method_is_an_executable_without_extension():
+    assert sorted(os.listdir(PLUGIN_DIR)) == sorted(METHODS)
+    for method in METHODS:
+        path = os.path.join(PLUGIN_DIR, method)
+        mode = os.stat(path).st_mode
+        assert mode & stat.S_IXUSR and mode & stat.S_IXGRP and mode & stat.S_IXOTH, method
+        first = open(path).readline().rstrip("\n")
+        if method == "enumerate":
+            assert first == "#!/bin/sed -e 1d"
+        else:
+            assert first == "#!/usr/bin/env python3", method
+
+
+def test_enumerate_passes_the_warm_boot_checks():
+    done = call("enumerate")
+    assert done.status == 0, done
+    stored = done.sql_json()          # what SQL casts to JSONB: must be valid JSON
+    loaded = done.json(max_schema=1)  # the schema <= 1 check
+    jsonschema.Draft7Validator(ENUMERATION_TEST).validate(loaded)
+    assert stored["name"] == "pmtu" == os.path.basename(PLUGIN_DIR)
+    # Exclusive: the throughput phase must never overlap another throughput test.
+    assert stored["scheduling-class"] == "exclusive"
+    # `pscheduler plugins -v` dereferences both unconditionally.
+    assert "@" in stored["maintainer"]["email"] and stored["maintainer"]["href"]
+
+
+def test_enumeration_rules_reject_what_the_warm_boot_rejects():
+    base = call("enumerate").sql_json()
+    validator = jsonschema.Draft7Validator(ENUMERATION_TEST)
+    for bad in ({"version": "v1.0"}, {"version": 1.0}, {"scheduling-class": "sometimes"},
+                {"extra": 1}, {"schema": 0}):
+        candidate = dict(base, **bad)
+        assert not validator.is_valid(candidate), bad
+    assert validator.is_valid(dict(base, version="1.0.0-rc1"))
+
+
+# ------------------------------------------------------------------------------------------
+# spec-is-valid (contract 3.2)
+
+GOOD_SPECS = [
+    {"dest": "perfsonar.example.org"},
+    {"schema": 1, "dest": "198.18.0.2"},
+    {"dest": "fd00::2", "ip-version": 6, "min-mtu": 1280, "max-mtu": 9000},
+    {"dest": "fe80::1%eth0"},
+    {"dest": "h2", "source": "h1", "source-node": "h1-node:443", "dest-node": "[fd00::2]:443"},
+    {"dest": "h2", "target-mtu": 9000, "max-mtu": 9216, "min-mtu": 68, "flows": 8,
+     "hops": True, "reverse": True, "timeout": "PT0.5S"},
+    {"dest": "h2", "throughput": {}},
+    {"dest": "h2", "throughput": {"duration": "PT5S", "omit": "PT0S", "rounds": 2,
+                                  "parallel": 4, "congestion": "bbr", "direction": "both",
+                                  "order": "ab", "fq-rate": 5000000000, "port": 5201}},
+    {"dest": "h2", "#comment": "dropped by json_load, as on the server"},
+]
+
+
+@pytest.mark.parametrize("spec", GOOD_SPECS)
+def test_spec_is_valid_accepts(spec):
+    done = call("spec-is-valid", spec)
+    assert done.status == 0, done
+    assert done.json(max_schema=1) == {"valid": True}
+
+
+BAD_SPECS = [
+    # (stdin, field the message must name)
+    ("{not json", "Invalid JSON"),
+    ("", "Invalid JSON"),
+    ("[1, 2]", "object"),
+    ('"dest"', "object"),
+    ({}, "/dest"),
+    ({"dest": 42}, "/dest"),
+    ({"dest": "h2", "flows": "4"}, "/flows"),
+    ({"dest": "h2", "hops": "yes"}, "/hops"),
+    ({"dest": "h2", "target-mtu": 9000.5}, "/target-mtu"),
+    ({"dest": "h2", "bogus": 1}, "/bogus"),
+    ({"dest": "h2", "throughput": {"speed": 1}}, "/throughput/speed"),
+    ({"dest": "h2", "throughput": {"rounds": 0}}, "/throughput/rounds"),
+    ({"dest": "h2", "throughput": True}, "/throughput"),
+    ({"dest": "h2", "throughput": {"direction": "sideways"}}, "/throughput/direction"),
+    ({"dest": "h2", "throughput": {"duration": "PT0S"}}, "/throughput/duration"),
+    ({"dest": "h2", "min-mtu": 67}, "/min-mtu"),
+    ({"dest": "h2", "max-mtu": 65536}, "/max-mtu"),
+    ({"dest": "h2", "target-mtu": 0}, "/target-mtu"),
+    ({"dest": "fd00::2", "min-mtu": 1279}, "/min-mtu"),
+    ({"dest": "h2", "ip-version": 6, "max-mtu": 1000}, "/max-mtu"),
+    ({"dest": "h2", "min-mtu": 9000, "max-mtu": 1500}, "/min-mtu"),
+    ({"dest": "h2", "min-mtu": 9000, "target-mtu": 1500}, "/min-mtu"),
+    ({"dest": "198.18.0.2", "ip-version": 6}, "/dest"),
+    ({"dest": "fd00::2", "ip-version": 4}, "/dest"),
+    ({"dest": "h2", "source": "198.18.0.1", "ip-version": 6}, "/source"),
+    ({"dest": "fd00::2", "source": "198.18.0.1"}, "/source"),
+    ({"dest": "h2", "ip-version": 5}, "/ip-version"),
+    ({"dest": "bad..name"}, "/dest"),
+    ({"dest": "-leading.example.org"}, "/dest"),
+    ({"dest": "1.2.3.999"}, "/dest"),
+    ({"dest": "[fd00::2]"}, "/dest"),
+    ({"dest": "h2:443"}, "/dest"),
+    ({"dest": "h2", "dest-node": "h2:99999"}, "/dest-node"),
+    ({"dest": "h2", "timeout": "1 second"}, "/timeout"),
+    ({"dest": "h2", "timeout": "PT0S"}, "/timeout"),
+    ({"dest": "h2", "timeout": "P1Y"}, "/timeout"),
+    ({"dest": "h2", "schema": 2}, "/schema"),
+    ({"dest": "h2", "schema": 0}, "/schema"),
+    ({"dest": "h2", "schema": -1}, "/schema"),
+    ({"dest": "h2", "schema": "1"}, "/schema"),
+    ({"dest": "h2", "schema": True}, "/schema"),
+    ({"dest": "h2", "schema": 1.0}, "/schema"),
+]
+
+
+@pytest.mark.parametrize("stdin,field", BAD_SPECS,
+                         ids=[str(i) for i in range(len(BAD_SPECS))])
+def test_spec_is_valid_rejects_with_the_field_named(stdin, field):
+    done = call("spec-is-valid", stdin)
+    # Invalid input is an answer, not an error: exit 0, even for unparseable JSON.
+    assert done.status == 0, done
+    assert done.stderr == ""
+    answer = done.json(max_schema=1)
+    assert answer["valid"] is False
+    assert field in answer["error"], answer
+    assert "Traceback" not in answer["error"]
+
+
+def test_spec_is_valid_never_resolves_names():
+    # A name that cannot resolve is still a valid spec (it fails at run time); a quick answer
+    # shows no DNS was tried.
+    done = call("spec-is-valid", {"dest": "no-such-host.invalid"})
+    assert done.json() == {"valid": True}
+    assert done.elapsed < 5
+
+
+# ------------------------------------------------------------------------------------------
+# participants (contract 3.3)
+
+@pytest.mark.parametrize("spec,expected", [
+    ({"dest": "h2"}, [None]),
+    ({"dest": "h2", "source": "h1"}, ["h1"]),
+    ({"dest": "h2", "source": "h1", "source-node": "n1"}, ["n1"]),
+    ({"dest": "h2", "source": "h1", "reverse": True}, ["h1", "h2"]),
+    ({"dest": "h2", "dest-node": "n2", "throughput": {}}, [None, "n2"]),
+    ({"dest": "h2", "reverse": False, "hops": True}, [None]),
+])
+def test_participants(spec, expected):
+    done = call("participants", spec)
+    assert done.status == 0, done
+    answer = done.json(max_schema=1)
+    assert answer["participants"] == expected
+    assert None not in answer["participants"][1:]
+    assert ("null-reason" in answer) == (expected[0] is None)
+
+
+@pytest.mark.parametrize("stdin,fragment", [
+    ("{oops", "Invalid JSON"),
+    ({"dest": "h2", "reverse": "yes"}, "/reverse"),
+    ({"dest": "h2", "min-mtu": 9000, "max-mtu": 1500}, "/min-mtu"),
+    ({"source": "h1"}, "/dest"),
+])
+def test_participants_rejects_bad_specs(stdin, fragment):
+    assert_clean_failure(call("participants", stdin), fragment)
+
+
+# ------------------------------------------------------------------------------------------
+# cli-to-spec and spec-to-cli (contract 3.4, 3.5)
+
+def test_cli_to_spec_from_argv():
+    done = call("cli-to-spec", argv=["--dest", "h2", "--source", "h1", "-6", "--max-mtu",
+                                     "9216", "--hops", "--no-reverse", "--timeout", "0.5"])
+    assert done.status == 0, done
+    assert done.json() == {"schema": 1, "dest": "h2", "source": "h1", "ip-version": 6,
+                           "max-mtu": 9216, "hops": True, "reverse": False,
+                           "timeout": "PT0.5S"}
+
+
+def test_cli_to_spec_from_stdin_array_with_numbers():
+    # The server's way: no argv, a JSON array of strings (numbers accepted) on stdin.
+    done = call("cli-to-spec", ["--dest", "h2", "--flows", 8, "--target-mtu", 9000,
+                                "--throughput", "--throughput-duration", 5, "--fq-rate", "5G",
+                                "--rounds", "2", "--parallel", "2", "--congestion", "cubic",
+                                "--direction", "both", "--throughput-omit", "PT1S"])
+    assert done.status == 0, done
+    assert done.json() == {
+        "schema": 1, "dest": "h2", "flows": 8, "target-mtu": 9000,
+        "throughput": {"duration": "PT5S", "fq-rate": 5000000000, "rounds": 2, "parallel": 2,
+                       "congestion": "cubic", "direction": "both", "omit": "PT1S"}}
+
+
+def test_cli_to_spec_help_goes_to_stderr_with_exit_1():
+    done = call("cli-to-spec", argv=["--help"])
+    assert done.status == 1
+    assert done.stdout == ""
+    for option in ("--dest", "--source-node", "--target-mtu", "--max-mtu", "--min-mtu",
+                   "--flows", "--hops", "--no-hops", "--reverse", "--throughput",
+                   "--throughput-duration", "--rounds", "--parallel", "--congestion",
+                   "--fq-rate", "--timeout", "-4", "-6"):
+        assert re.search(r"(^|\s)%s\b" % re.escape(option), done.stderr), option
+    assert "black hole" in done.stderr  # the epilog comes too
+    assert "Traceback" not in done.stderr
+    # The server's way of asking for help.
+    assert call("cli-to-spec", ["--help"]).stderr == done.stderr
+
+
+@pytest.mark.parametrize("stdin,fragment", [
+    (["--dest", "h2", "stray"], "stray"),
+    (["--dest", "h2", "--bogus"], "--bogus"),
+    (["--dest", "h2", "--flows", "many"], "--flows"),
+    (["--dest", "h2", "--timeout", "soon"], "--timeout"),
+    (["--dest", "h2", "--throughput", "--fq-rate", "fast"], "--fq-rate"),
+    (["--dest", "h2", "--rounds", "2"], "--throughput"),
+    (["--dest", "h2", "--min-mtu", "9000", "--max-mtu", "1500"], "/min-mtu"),
+    (["--dest", "198.18.0.2", "-6"], "/dest"),
+    (["--dest", "fd00::2", "--max-mtu", "1000"], "/max-mtu"),
+    (["--source", "h1"], "/dest"),
+    (["--dest", "h2", "--max-mtu", "70000"], "/max-mtu"),
+    (["--dest", True], "strings or numbers"),
+    ({"dest": "h2"}, "JSON array"),
+    ("[--dest", "Invalid JSON"),
+])
+def test_cli_to_spec_rejects(stdin, fragment):
+    assert_clean_failure(call("cli-to-spec", stdin), fragment)
+
+
+ROUND_TRIP = GOOD_SPECS[:-1] + [
+    {"schema": 1, "dest": "h2", "hops": False, "reverse": True, "ip-version": 4},
+]
+
+
+@pytest.mark.parametrize("spec", ROUND_TRIP)
+def test_spec_to_cli_round_trips(spec):
+    done = call("spec-to-cli", spec)
+    assert done.status == 0, done
+    argv = done.sql_json()  # stored by a DB trigger: plain JSON
+    assert isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+    back = call("cli-to-spec", argv=argv)
+    assert back.status == 0, back
+    expected = dict(spec, schema=1)
+    assert back.json() == expected
+
+
+@pytest.mark.parametrize("stdin,fragment", [
+    ("nope", "Invalid JSON"),
+    ({"dest": "h2", "flows": 0}, "/flows"),
+    ({"dest": "h2", "unknown": 1}, "/unknown"),
+    ({"dest": "h2", "schema": 2}, "/schema"),
+])
+def test_spec_to_cli_rejects(stdin, fragment):
+    assert_clean_failure(call("spec-to-cli", stdin), fragment)
+
+
+# ------------------------------------------------------------------------------------------
+# result-format and spec-format (contract 3.6, 3.7)
+
+BLACKHOLE = {
+    "schema": 1, "succeeded": True, "path-mtu": 8950, "local-mtu": 9000, "target-mtu": 9000,
+    "jumbo": False, "pmtud": "blackhole",
+    "blackhole": {"ttl": 1, "ip": "198.18.1.1", "size": 9000},
+    "method": "icmp-echo", "ip-version": 4, "dest-ip": "198.18.2.2",
+    "hops": [{"ttl": 1, "ip": "198.18.1.1", "mtu": 8950, "rtt": "PT0.0002S"},
+             {"ttl": 2, "ip": "198.18.2.2", "mtu": None, "rtt": None}],
+    "flows": [{"flow": 0, "source-port": 33434, "flow-label": None, "path-mtu": 8950,
+               "pmtud": "blackhole"}],
+    "probes": 23, "elapsed": 1.5,
+    "_token": "SECRET-TOKEN",
+}
+
+CLEAN = {"schema": 1, "succeeded": True, "path-mtu": 9000, "local-mtu": 9000,
+         "target-mtu": 9000, "jumbo": True, "pmtud": "not-needed"}
+
+
+def formatted(spec, result, mime=None):
+    done = call("result-format", {"spec": spec, "result": result},
+                argv=[mime] if mime else [])
+    assert done.status == 0, done
+    return done.stdout
+
+
+def test_result_format_text_verdict_first():
+    text = formatted({"dest": "h2"}, BLACKHOLE, "text/plain")
+    assert text.splitlines()[0] == ("Path MTU 8950 < 9000: black hole at hop 1 (198.18.1.1), "
+                                    "8951-9000 byte packets vanish")
+    assert "198.18.2.2" in text and "Hops" in text and "Flows" in text
+    assert "SECRET" not in text
+    # Default MIME is text/plain.
+    assert formatted({"dest": "h2"}, BLACKHOLE) == text
+
+
+def test_result_format_clean_path():
+    text = formatted({"dest": "h2"}, CLEAN, "text/plain")
+    assert text.splitlines()[0] == "Path MTU 9000: jumbo end to end, PMTUD not needed"
+
+
+def test_result_format_partial_results():
+    # Only the required fields; the target comes from the spec (or its default).
+    text = formatted({"dest": "h2"}, {"schema": 1, "succeeded": True, "path-mtu": 1500},
+                     "text/plain")
+    assert text.startswith("Path MTU 1500 < 9000")
+    html = formatted({"dest": "h2", "target-mtu": 4000}, {"succeeded": True}, "text/html")
+    assert "Path MTU unknown" in html
+
+
+def test_result_format_throughput_detail():
+    result = dict(CLEAN, throughput={
+        "runs": [{"order": 0, "direction": "forward", "mtu": 1500, "mss": 1460,
+                  "observed-mss": 1448, "throughput": 4.5e9, "retransmits": 0,
+                  "succeeded": True, "error": None},
+                 {"order": 1, "direction": "forward", "mtu": 9000, "mss": 8960,
+                  "observed-mss": 8948, "throughput": 1.2e10, "retransmits": 3,
+                  "succeeded": True, "error": None}],
+        "standard": {"mean": 4.5e9, "stdev": 1e8, "runs": 1},
+        "jumbo": {"mean": 1.2e10, "stdev": 2e8, "runs": 1},
+        "gain": 2.67, "gain-noise": 0.1})
+    text = formatted({"dest": "h2", "throughput": {}}, result, "text/plain")
+    assert "x2.67" in text.splitlines()[0]
+    assert "12.00 Gbit/s" in text and "4.50 Gbit/s" in text and "8948" in text
+
+
+def test_result_format_html_escapes_everything_and_hides_private_members():
+    hostile = '<script>alert("x")</script>'
+    result = dict(BLACKHOLE, **{"dest-ip": hostile, "error": None,
+                                "hops": [{"ttl": 1, "ip": hostile, "mtu": 1500,
+                                          "rtt": None, "_secret": "SECRET-HOP"}],
+                                "_secret": "SECRET-TOP"})
+    html = formatted({"dest": hostile, "_key": "SECRET-SPEC"}, result, "text/html")
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+    assert "SECRET" not in html
+    assert html.lstrip().startswith("<")
+
+
+@pytest.mark.parametrize("stdin,argv,fragment", [
+    ("garbage", ["text/plain"], "Invalid JSON"),
+    ({"spec": {"dest": "h2"}}, ["text/plain"], "result"),
+    ({"spec": {"dest": "h2"}, "result": CLEAN}, ["image/png"], "image/png"),
+    ({"spec": {"dest": "h2"}, "result": dict(CLEAN, schema=2)}, ["text/plain"], "/schema"),
+    ({"spec": {"dest": "h2"}, "result": dict(CLEAN, **{"path-mtu": "big"})}, [],
+     "/path-mtu"),
+    ({"spec": {"dest": "h2"}, "result": [1]}, [], "/result"),
+])
+def test_result_format_rejects(stdin, argv, fragment):
+    assert_clean_failure(call("result-format", stdin, argv=argv), fragment)
+
+
+def test_spec_format():
+    spec = {"dest": "h2.example.org", "reverse": True, "throughput": {"rounds": 2}}
+    text = call("spec-format", spec, argv=["text/plain"])
+    assert text.status == 0, text
+    assert "dest:" in text.stdout and "h2.example.org" in text.stdout
+    assert "rounds" in text.stdout and "(default)" in text.stdout
+    html = call("spec-format", spec, argv=["text/html"])
+    assert html.status == 0 and "<table>" in html.stdout and "h2.example.org" in html.stdout
+    assert_clean_failure(call("spec-format", {"dest": "<h2>"}), "/dest")
+    assert_clean_failure(call("spec-format", {"dest": "h2", "flows": -1}), "/flows")
+    assert_clean_failure(call("spec-format", "{"), "Invalid JSON")
+
+
+# ------------------------------------------------------------------------------------------
+# As an unprivileged user (the server never runs plugins as root)
+
+def _have_user(name):
+    try:
+        pwd.getpwnam(name)
+        return os.geteuid() == 0
+    except KeyError:
+        return False
+
+
+@pytest.mark.skipif(not _have_user("jumbotest"), reason="needs root and the jumbotest user")
+def test_methods_work_as_an_unprivileged_user():
+    done = call("spec-is-valid", {"dest": "h2"}, user="jumbotest")
+    assert done.status == 0, done
+    assert done.json() == {"valid": True}
+    done = call("cli-to-spec", argv=["--dest", "h2"], user="jumbotest")
+    assert done.status == 0 and done.json()["dest"] == "h2", done
+
+
+# ------------------------------------------------------------------------------------------
+# The harness itself behaves like the server
+
+def test_harness_timeout_is_status_2(tmp_path):
+    script = tmp_path / "slow"
+    script.write_text("#!/bin/sh\ntrap '' TERM\nsleep 5\n")
+    script.chmod(0o755)
+    done = harness.run_program([str(script)], timeout=0.3)
+    assert done.status == 2 and done.timed_out
+    assert done.stderr == "Process took too long to run."
+    assert done.elapsed < 3  # SIGKILL followed the ignored SIGTERM
+
+
+def test_harness_missing_program_is_status_2():
+    done = harness.run_program(["/nonexistent/method"], timeout=1)
+    assert done.status == 2 and "FileNotFoundError" in done.stderr
+
+
+def test_harness_parses_like_the_server():
+    assert harness.json_load('{"a": {"#c": 1, "b": [{"#d": 2, "e": "#f"}]}}') == \
+        {"a": {"b": [{"e": "#f"}]}}
+    with pytest.raises(ValueError):
+        harness.json_load('{"schema": 2}', max_schema=1)
+    with pytest.raises(ValueError):
+        harness.json_load('[1]', max_schema=1)
+    # The runner drops the last character of every line: no final newline, no closing brace.
+    with pytest.raises(ValueError):
+        json.loads(harness.runner_text('{"succeeded": true}'))
+    assert json.loads(harness.runner_text('{\n  "succeeded": true\n}\n')) == {"succeeded": True}
+    assert harness.null_private({"a": [{"_t": 1, "b": 2}]}) == {"a": [{"_t": None, "b": 2}]}
