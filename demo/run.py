@@ -397,7 +397,8 @@ class Demo(object):
         if not self.store_url:
             self.skip("archive", "no store to archive into")
             return
-        self.archive_data = {"schema": 1, "_url": self.store_url}
+        self.archive_data = {"schema": 1, "_url": self.store_url,
+                             "retry-policy": [{"attempts": 3, "wait": "PT2S"}]}
         try:
             valid = parts.invoke_json(parts.ARCHIVER_PLUGIN, "data-is-valid", self.archive_data)
         except Exception as err:  # noqa: BLE001
