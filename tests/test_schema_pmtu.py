@@ -1,0 +1,250 @@
+"""The pmtu spec and result schemas, the spec library and the renderers, in-process.
+
+Runs under the current jsonschema and, via scripts/check-compat.sh, under Python 3.6 +
+jsonschema 3.0.1: the verdicts must be the same.
+"""
+
+import copy
+
+import jsonschema
+import pytest
+
+from jumbo import render, schema, spec as specs, validate
+
+
+# ------------------------------------------------------------------------------------------
+# The schemas themselves
+
+@pytest.mark.parametrize("version", sorted(schema.SPEC_VERSIONS))
+def test_spec_schema_is_a_valid_draft7_schema(version):
+    jsonschema.Draft7Validator.check_schema(schema.spec_schema(version))
+
+
+@pytest.mark.parametrize("version", sorted(schema.RESULT_VERSIONS))
+def test_result_schema_is_a_valid_draft7_schema(version):
+    jsonschema.Draft7Validator.check_schema(schema.result_schema(version))
+
+
+@pytest.mark.parametrize("text,ok", [
+    ("PT10S", True), ("PT0.5S", True), ("P1D", True), ("PT1H2M3S", True), ("P1W", True),
+    ("PT", False), ("P", False), ("10", False), ("pt10s", False), ("PT10", False),
+    ("PT-1S", False),
+])
+def test_duration_definition(text, ok):
+    valid, _ = validate.check({"dest": "h", "timeout": text}, schema.spec_schema(1))
+    assert valid is ok
+
+
+# ------------------------------------------------------------------------------------------
+# Results
+
+FULL_RESULT = {
+    "schema": 1, "succeeded": True, "error": None, "diags": "probed 23 sizes",
+    "path-mtu": 8950, "local-mtu": 9000, "target-mtu": 9000, "jumbo": False,
+    "pmtud": "blackhole", "blackhole": {"ttl": 2, "ip": "198.18.1.2", "size": 9000},
+    "method": "icmp-echo", "ip-version": 4, "dest-ip": "198.18.3.2",
+    "hops": [{"ttl": 1, "ip": "198.18.1.1", "mtu": 9000, "rtt": "PT0.0001S"},
+             {"ttl": 2, "ip": None, "mtu": None, "rtt": None}],
+    "flows": [{"flow": 0, "source-port": 40000, "flow-label": None, "path-mtu": 8950,
+               "pmtud": "blackhole"},
+              {"flow": 1, "source-port": 40001, "flow-label": None, "path-mtu": 9000,
+               "pmtud": "not-needed"}],
+    "reverse-path-mtu": 9000, "reverse-pmtud": "not-needed", "probes": 23, "elapsed": 2.5,
+    "ptb": [{"from": "198.18.1.1", "mtu": 8950, "useful": True}],
+    "throughput": {
+        "runs": [{"order": 0, "direction": "forward", "mtu": 1500, "mss": 1460,
+                  "observed-mss": 1448, "pmtu": 1500, "throughput": 4.6e9, "retransmits": 0,
+                  "cpu-sender": 80.5, "cpu-receiver": 40.0, "rtt": "PT0.0001S",
+                  "succeeded": True, "error": None}],
+        "standard": {"mean": 4.6e9, "stdev": 0.0, "runs": 1}, "jumbo": None, "gain": None,
+    },
+}
+
+
+def test_full_result_is_valid():
+    assert validate.check_result(FULL_RESULT) == (True, None)
+
+
+def test_minimal_result_is_valid():
+    assert validate.check_result({"schema": 1, "succeeded": False, "error": "no route"}) == \
+        (True, None)
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"pmtud": "maybe"}, "/pmtud"),
+    ({"path-mtu": "9000"}, "/path-mtu"),
+    ({"succeeded": "yes"}, "/succeeded"),
+    ({"hops": [{"ip": "x", "mtu": 1}]}, "/hops/0"),
+    ({"flows": [{"flow": 0, "path-mtu": 1500, "pmtud": "??"}]}, "/flows/0/pmtud"),
+    ({"probes": -1}, "/probes"),
+    ({"schema": 2}, "/schema"),
+    ({"schema": "1"}, "/schema"),
+])
+def test_bad_results_name_the_field(change, field):
+    result = dict(FULL_RESULT, **change)
+    valid, error = validate.check_result(result)
+    assert not valid
+    assert field in error, error
+
+
+def test_result_without_succeeded_is_invalid():
+    result = dict(FULL_RESULT)
+    del result["succeeded"]
+    assert not validate.check_result(result)[0]
+
+
+# ------------------------------------------------------------------------------------------
+# Spec library
+
+def test_with_defaults_fills_and_does_not_mutate():
+    spec = {"dest": "h2", "throughput": {"rounds": 3}}
+    before = copy.deepcopy(spec)
+    full = specs.with_defaults(spec)
+    assert spec == before
+    assert full["target-mtu"] == 9000 and full["flows"] == 4 and full["timeout"] == "PT1S"
+    assert full["hops"] is False and full["reverse"] is False and full["schema"] == 1
+    assert full["throughput"] == {"duration": "PT10S", "omit": "PT2S", "rounds": 3,
+                                  "parallel": 1, "direction": "forward", "order": "abba"}
+    assert "max-mtu" not in full and "min-mtu" not in full
+    assert "throughput" not in specs.with_defaults({"dest": "h2"})
+    assert specs.validate(full) == (True, None)
+
+
+def test_every_validation_message_names_a_field():
+    cases = [
+        {"dest": "h", "min-mtu": 2000, "max-mtu": 1500},
+        {"dest": "fd00::1", "max-mtu": 1279},
+        {"dest": "10.0.0.1", "ip-version": 6},
+        {"dest": "h", "flows": 100},
+        {"dest": "h", "nope": 1},
+        {"dest": "h", "schema": "x"},
+        {"dest": "h", "throughput": {"omit": "PT601S"}},
+    ]
+    for spec in cases:
+        valid, error = specs.validate(spec)
+        assert not valid and error.startswith("At /"), (spec, error)
+
+
+def test_non_objects_are_invalid_not_crashes():
+    for value in (None, [], "x", 3, True):
+        valid, error = specs.validate(value)
+        assert not valid and "object" in error
+
+
+def test_address_family():
+    assert specs.address_family("198.18.0.1") == 4
+    assert specs.address_family("fd00::1") == 6
+    assert specs.address_family("fe80::1%veth0") == 6
+    assert specs.address_family("::ffff:198.18.0.1") == 6
+    assert specs.address_family("host.example") is None
+    assert specs.address_family("01.2.3.4") is None
+
+
+def test_effective_ip_version():
+    assert specs.effective_ip_version({"dest": "h"}) is None
+    assert specs.effective_ip_version({"dest": "fd00::1"}) == 6
+    assert specs.effective_ip_version({"dest": "h", "source": "198.18.0.1"}) == 4
+    assert specs.effective_ip_version({"dest": "h", "ip-version": 6}) == 6
+
+
+@pytest.mark.parametrize("text,seconds", [
+    ("PT10S", 10), ("PT0.5S", 0.5), ("PT1M", 60), ("PT1H", 3600), ("P1D", 86400),
+    ("P1DT1S", 86401), ("P1W", 604800)])
+def test_duration_seconds(text, seconds):
+    assert specs.duration_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["P1Y", "P1M", "10", "PTS", "", None])
+def test_duration_seconds_rejects(text):
+    with pytest.raises(ValueError):
+        specs.duration_seconds(text)
+
+
+def test_seconds_to_duration():
+    assert specs.seconds_to_duration(10) == "PT10S"
+    assert specs.seconds_to_duration(0.25) == "PT0.25S"
+    assert specs.seconds_to_duration("3") == "PT3S"
+
+
+@pytest.mark.parametrize("text,value", [("5G", 5000000000), ("100M", 100000000),
+                                        ("1.5k", 1500), ("42", 42), (" 2 T ", 2 * 10 ** 12)])
+def test_parse_si(text, value):
+    assert specs.parse_si(text) == value
+
+
+@pytest.mark.parametrize("text", ["fast", "1.5", "5X", "-1G", ""])
+def test_parse_si_rejects(text):
+    with pytest.raises(ValueError):
+        specs.parse_si(text)
+
+
+def test_cli_help_is_an_error_with_text():
+    with pytest.raises(specs.CliError) as caught:
+        specs.cli_to_spec(["--help"])
+    assert caught.value.is_help and "--target-mtu" in str(caught.value)
+
+
+def test_cli_round_trip_in_process():
+    spec = {"schema": 1, "dest": "fd00::2", "source": "fd00::1", "ip-version": 6,
+            "min-mtu": 1280, "max-mtu": 9216, "target-mtu": 9000, "flows": 2, "hops": True,
+            "reverse": False, "timeout": "PT2S",
+            "throughput": {"duration": "PT3S", "omit": "PT1S", "rounds": 2, "parallel": 2,
+                           "congestion": "bbr", "direction": "reverse", "order": "ab",
+                           "fq-rate": 1000000000, "port": 5300}}
+    assert specs.cli_to_spec(specs.spec_to_cli(spec)) == spec
+
+
+def test_participants_requires_valid_spec():
+    with pytest.raises(ValueError) as caught:
+        specs.participants({"dest": "h", "flows": 0})
+    assert "/flows" in str(caught.value)
+
+
+# ------------------------------------------------------------------------------------------
+# Renderers
+
+def test_verdicts():
+    assert render.verdict(FULL_RESULT).startswith(
+        "Path MTU 8950 < 9000: black hole at hop 2 (198.18.1.2), 8951-9000 byte packets vanish")
+    assert "1 of 2 flows black-holed (ECMP)" in render.verdict(FULL_RESULT)
+    ok = {"succeeded": True, "path-mtu": 1500, "target-mtu": 9000, "pmtud": "ok",
+          "ptb": [{"from": "198.18.1.1", "mtu": 1500, "useful": True}]}
+    assert render.verdict(ok) == \
+        "Path MTU 1500 < 9000: not jumbo, PMTUD works (too-big from 198.18.1.1)"
+    unknown = {"succeeded": True, "path-mtu": 1500, "target-mtu": 9000, "pmtud": "unknown"}
+    assert render.verdict(unknown) == "Path MTU 1500 < 9000: not jumbo, PMTUD could not be checked"
+    clean = {"succeeded": True, "path-mtu": 9000, "target-mtu": 9000, "pmtud": "not-needed",
+             "reverse-path-mtu": 1500}
+    assert render.verdict(clean) == \
+        "Path MTU 9000: jumbo end to end, PMTUD not needed; reverse path MTU 1500"
+    hole_unlocated = {"succeeded": True, "path-mtu": 1500, "target-mtu": 9000,
+                      "pmtud": "blackhole", "blackhole": None}
+    assert render.verdict(hole_unlocated) == \
+        "Path MTU 1500 < 9000: black hole, 1501-9000 byte packets vanish"
+    assert render.verdict({"succeeded": False, "error": "dest unreachable"}) == \
+        "Run failed: dest unreachable"
+
+
+@pytest.mark.parametrize("result", [
+    {}, {"succeeded": True}, {"hops": "x", "flows": [1, None, {}]},
+    {"throughput": {"runs": "no"}}, {"throughput": {"runs": [{}], "standard": 5}},
+    {"path-mtu": 9000.0, "blackhole": "x", "ptb": [None]}, {"elapsed": "soon"},
+])
+def test_renderers_survive_partial_and_odd_results(result):
+    for function in (render.result_text, render.result_html):
+        out = function({"dest": "h"}, result)
+        assert out.strip()
+    render.result_text(None, result)
+
+
+def test_html_escapes_and_hides_private_members():
+    hostile = "<img src=x onerror=alert(1)>&\"'"
+    result = dict(FULL_RESULT, **{"dest-ip": hostile, "_token": "SECRET"})
+    result["hops"] = [{"ttl": 1, "ip": hostile, "mtu": 9000, "rtt": None, "_x": "SECRET"}]
+    out = render.result_html({"dest": hostile, "_k": "SECRET"}, result)
+    assert "<img" not in out and "SECRET" not in out
+    assert "&lt;img" in out
+    spec_out = render.spec_html({"dest": hostile, "_k": "SECRET"})
+    assert "<img" not in spec_out and "SECRET" not in spec_out
+    text = render.result_text({"dest": "h"}, result)
+    assert "SECRET" not in text
