@@ -1,0 +1,199 @@
+"""Archive stores against the real SQLite and a real OpenSearch 2.18 (scripts/opensearch.sh)."""
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from jumbo import record as records
+from jumbo.stores import PermanentError, open_store, samples
+from jumbo.stores import replay as replay_mod
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# -- the adoption record -----------------------------------------------------------------------
+
+def test_record_from_pmtu_blackhole():
+    env = samples.pmtu_envelope(3, path_mtu=1500, pmtud="blackhole",
+                                blackhole={"ttl": 2, "ip": "198.18.2.1", "size": 9000})
+    env["result"]["result"]["flows"][1]["path-mtu"] = 9000
+    rec, raw = records.normalize(env)
+    assert set(rec) == set(records.FIELDS)
+    assert rec["test_type"] == "pmtu" and rec["path_mtu"] == 1500 and rec["jumbo"] is False
+    assert (rec["blackhole_ttl"], rec["blackhole_ip"], rec["blackhole_size"]) == (2, "198.18.2.1", 9000)
+    assert rec["partial"] is True and rec["flows"] == 2
+    assert rec["source_site"] == "SITE-A" and rec["dest_site"] == "SITE-B"
+    assert rec["start"] == "2026-05-20T10:03:00Z"
+    assert rec["hops"][0] == {"ttl": 1, "ip": "198.18.1.1", "mtu": 9000}
+    assert raw is env["result"]
+    # same run, bare result object (http-archiver shape) -> same id
+    assert records.normalize(env["result"])[0]["id"] == rec["id"]
+
+
+def test_record_from_other_tests():
+    trace = records.normalize(samples.trace_envelope(mtus=(9000, 9000, 1500)))[0]
+    assert (trace["test_type"], trace["path_mtu"], trace["pmtud"], trace["jumbo"]) == (
+        "trace", 1500, "unknown", False)
+    tput = records.normalize(samples.throughput_envelope(bits=9.1e9, mss=8948))[0]
+    assert tput["throughput_jumbo"] == 9.1e9 and tput["throughput_standard"] is None
+    std = records.normalize(samples.throughput_envelope(bits=4e9, mss=1448))[0]
+    assert std["throughput_standard"] == 4e9
+    lat = records.normalize(samples.latency_envelope(sent=600, lost=6))[0]
+    assert lat["test_type"] == "latency" and lat["loss"] == pytest.approx(0.01)
+    assert lat["rtt"] == pytest.approx(0.010)  # 2 x median one-way (5.00 ms)
+
+
+def test_record_rejects_bad_input():
+    env = samples.pmtu_envelope(0)
+    env["result"]["test"]["type"] = "dns"
+    with pytest.raises(records.UnknownTestType):
+        records.normalize(env)
+    with pytest.raises(records.BadRecord):
+        records.normalize({"hello": 1})
+    env = samples.pmtu_envelope(0)
+    env["result"]["schedule"]["start"] = "yesterday"
+    env["result"]["run"]["start-time"] = None
+    with pytest.raises(records.BadRecord):
+        records.normalize(env)
+
+
+# -- SQLite ------------------------------------------------------------------------------------
+
+def test_sqlite_idempotent_and_latest(tmp_path):
+    store = open_store("sqlite:///%s" % (tmp_path / "j.db"))
+    newer = samples.pmtu_envelope(0, dest="ps-x", minutes=60, path_mtu=9000)
+    older = samples.pmtu_envelope(0, dest="ps-x", minutes=10, path_mtu=1500)
+    assert store.put_many([newer, newer]) == [None, None]
+    assert store.put_many([newer]) == [None]
+    assert store.count() == 1
+    # a late retry of an older run is stored in history but never becomes "latest"
+    assert store.put_many([older]) == [None]
+    assert store.count() == 2
+    latest = store.latest("pmtu")
+    assert len(latest) == 1 and latest[0]["path_mtu"] == 9000
+    assert latest[0]["start"] == "2026-05-20T11:00:00Z"
+    assert latest[0]["jumbo"] is True and isinstance(latest[0]["hops"], list)
+    outcomes = store.put_many([{"nope": 1}, samples.trace_envelope()])
+    assert isinstance(outcomes[0], PermanentError) and outcomes[1] is None
+    rows = subprocess.run(["sqlite3", str(tmp_path / "j.db"),
+                           "PRAGMA journal_mode; SELECT name FROM sqlite_master WHERE type='index'"],
+                          stdout=subprocess.PIPE, universal_newlines=True).stdout
+    assert rows.startswith("wal") and "results_path_start" in rows and "results_day" in rows
+    store.close()
+
+
+def _writer(path, offset, count):
+    store = open_store("sqlite:///" + path)
+    for start in range(0, count, 50):
+        batch = [samples.pmtu_envelope(offset + i, dest="ps-%d" % (offset + i))
+                 for i in range(start, min(count, start + 50))]
+        assert store.put_many(batch) == [None] * len(batch)
+    store.close()
+
+
+def test_sqlite_concurrent_writers(tmp_path):
+    path = str(tmp_path / "c.db")
+    procs = [multiprocessing.Process(target=_writer, args=(path, k * 1000, 400)) for k in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    store = open_store("sqlite:///" + path)
+    assert store.count() == 1200 and len(store.latest()) == 1200
+
+
+# -- OpenSearch --------------------------------------------------------------------------------
+
+@pytest.fixture
+def os_store(opensearch_url):
+    prefix = "t%s_" % uuid.uuid4().hex[:8]
+    store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
+    yield store
+    store.request("DELETE", "/_data_stream/%s*" % prefix)
+    store.request("DELETE", "/%s*" % prefix)
+    for name, _ in store.templates():
+        store.request("DELETE", "/_index_template/" + name)
+    store.close()
+
+
+def test_opensearch_idempotent_layout_and_mapping(os_store):
+    env = samples.pmtu_envelope(1, dest="ps-y")
+    assert os_store.put_many([env, env]) == [None, None]
+    assert os_store.put_many([env]) == [None]          # a retry: 409 counts as stored
+    assert os_store.count("pmtu") == 1
+    hits = os_store.search("pscheduler_pmtu", {"query": {"match_all": {}}})["hits"]["hits"]
+    doc = hits[0]["_source"]
+    assert hits[0]["_index"].startswith(".ds-%spscheduler_pmtu-" % os_store.prefix)
+    rec = records.normalize(env)[0]
+    assert hits[0]["_id"] == rec["id"]
+    assert doc["@timestamp"] == rec["start"] == doc["pscheduler"]["start_time"]
+    assert set(doc) >= {"meta", "test", "result", "pscheduler", "reference", "jumbo"}
+    assert doc["result"]["mtu"] == 9000 and doc["jumbo"]["path_mtu"] == 9000
+    assert doc["pscheduler"]["run_id"] == env["result"]["id"]
+    # every jumbo field is typed by the template, not by dynamic mapping
+    status, mapping = os_store.request("GET", "/%spscheduler_pmtu/_mapping" % os_store.prefix)
+    props = list(mapping.values())[0]["mappings"]["properties"]
+    jumbo = props["jumbo"]["properties"]
+    assert props["jumbo"]["dynamic"] in (False, "false")
+    assert jumbo["path_mtu"]["type"] == "integer" and jumbo["source"]["type"] == "keyword"
+    assert jumbo["start"]["type"] == "date" and jumbo["jumbo"]["type"] == "boolean"
+    assert set(records.FIELDS) <= set(jumbo)
+    assert props["reference"]["properties"]["source-site"]["type"] == "keyword"
+
+
+def test_opensearch_latest_never_overwritten_by_late_retry(os_store):
+    newer = samples.pmtu_envelope(0, dest="ps-z", minutes=120, path_mtu=9000)
+    older = samples.pmtu_envelope(0, dest="ps-z", minutes=5, path_mtu=1400)
+    assert os_store.put_many([newer]) == [None]
+    assert os_store.put_many([older]) == [None]       # 409 from the latest index = fine
+    os_store.refresh()
+    latest = os_store.latest("pmtu")
+    assert len(latest) == 1 and latest[0]["path_mtu"] == 9000
+    assert os_store.count("pmtu") == 2                 # history keeps both runs
+
+
+def test_opensearch_other_types_and_mapping_conflict(os_store):
+    items = [samples.trace_envelope(), samples.throughput_envelope(), samples.latency_envelope()]
+    assert os_store.put_many(items) == [None, None, None]
+    bad = samples.pmtu_envelope(2, dest="ps-w")
+    bad["result"]["result"]["path-mtu"] = "nine thousand"     # template says integer
+    good = samples.pmtu_envelope(3, dest="ps-v")
+    outcomes = os_store.put_many([bad, good])
+    assert isinstance(outcomes[0], PermanentError)
+    assert "mapper_parsing_exception" in str(outcomes[0]) and outcomes[1] is None
+    assert os_store.count("trace") == 1 and os_store.count("latencybg") == 1
+
+
+def test_replay_file_and_migration(os_store, tmp_path):
+    envs = [samples.pmtu_envelope(i, dest="ps-%d" % i) for i in range(20)]
+    envs.append(samples.trace_envelope())
+    src = tmp_path / "results.jsonl"
+    src.write_text("".join("\x1e" + json.dumps(e) + "\n" for e in envs) + "{\"junk\": 1}\n")
+    db = "sqlite:///%s" % (tmp_path / "r.db")
+    # file -> SQLite, twice: stored once
+    assert replay_mod.main([str(src), "--to", db]) == 1        # the junk line is rejected
+    assert replay_mod.main([str(src), "--to", db, "--batch", "7"]) == 1
+    assert open_store(db).count() == 21
+    # SQLite -> OpenSearch (migration), twice
+    target = "%s/?prefix=%s" % (os_store.url, os_store.prefix)
+    assert replay_mod.main([db, "--to", target]) == 0
+    assert replay_mod.main([db, "--to", target]) == 0
+    assert os_store.count("pmtu") == 20 and os_store.count("trace") == 1
+    # OpenSearch -> another SQLite: the same records come back
+    db2 = "sqlite:///%s" % (tmp_path / "r2.db")
+    assert replay_mod.main([target, "--to", db2]) == 0
+    a = {r["id"]: r for r in open_store(db).latest()}
+    b = {r["id"]: r for r in open_store(db2).latest()}
+    assert a == b
+    # the installed command
+    exe = os.path.join(os.path.dirname(sys.executable), "jumbo-replay")
+    if os.path.exists(exe):
+        out = subprocess.run([exe, str(src), "--to", db], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, universal_newlines=True)
+        assert out.returncode == 1 and "20" not in out.stderr and "21 stored" in out.stdout
