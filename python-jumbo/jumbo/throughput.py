@@ -223,6 +223,23 @@ def choose_port(low=PORT_RANGE[0], high=PORT_RANGE[1], tries=32):
     return port
 
 
+def _die_with_parent():
+    """preexec_fn: the iperf3 we start dies with us (Linux PR_SET_PDEATHSIG), so that a
+    killed participant leaves no server listening and no client sending behind it."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort: not Linux, no libc
+        pass
+
+
+def _spawn(argv):
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True, start_new_session=True,
+                            preexec_fn=_die_with_parent)
+
+
 def _kill(proc):
     """End a process we started (its own session) by its PID; wait for it."""
     if proc.poll() is not None:
@@ -293,8 +310,7 @@ def serve(spec, port, deadline=None, bind=None):
             "--rcv-timeout", str(int(1000 * max(5, settings["seconds"] + CONNECT_RETRY)))]
     if bind:
         argv += ["-B", bind]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            universal_newlines=True, start_new_session=True)
+    proc = _spawn(argv)
     chunks = []
     errors = []
 
@@ -400,8 +416,7 @@ _RETRYABLE = ("connection refused", "server is busy", "unable to connect", "no r
 
 def _run_client(argv, timeout):
     """Run one client; (json or None, error text or None, timed_out)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            universal_newlines=True, start_new_session=True)
+    proc = _spawn(argv)
     try:
         out, err = proc.communicate(timeout=max(0.5, timeout))
     except subprocess.TimeoutExpired:

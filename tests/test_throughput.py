@@ -1,0 +1,144 @@
+"""The throughput phase's arithmetic and its failure paths that need no lab.
+
+Real parts: the port-busy and iperf3-missing cases start (or fail to start) the real
+iperf3; the MSS inference is fed congestion windows recorded from real iperf3 runs.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jumbo import throughput as tp
+
+SPEC = {"dest": "dst", "throughput": {"duration": "PT2S", "omit": "PT0S", "rounds": 1}}
+
+
+def test_duration_zero_without_throughput():
+    assert tp.duration({"dest": "x"}) == 0
+    assert tp.run_legs({"dest": "x"}, "x", 5600, 9000) is None
+
+
+def test_duration_counts_every_leg_and_set_up():
+    per_leg = tp.leg_timeout(tp._settings(SPEC))
+    assert per_leg >= 2 + tp.CONNECT_RETRY
+    one = tp.duration(SPEC)
+    assert one >= 4 * per_leg + tp.SERVER_START + tp.TEARDOWN
+    both = dict(SPEC, throughput=dict(SPEC["throughput"], direction="both"))
+    ab = dict(SPEC, throughput=dict(SPEC["throughput"], order="ab"))
+    three = dict(SPEC, throughput=dict(SPEC["throughput"], rounds=3, omit="PT1S"))
+    assert tp.leg_count(both) == 8 and tp.duration(both) > one
+    assert tp.leg_count(ab) == 2 and tp.duration(ab) < one
+    assert tp.leg_count(three) == 12
+    assert tp.duration(three) >= 12 * (2 + 1 + tp.CONNECT_RETRY)
+
+
+def test_abba_plan_and_mss_per_family():
+    legs, info = tp.plan(SPEC, 9000, 4)
+    assert [l["mtu"] for l in legs] == [1500, 9000, 9000, 1500]
+    assert [l["mss"] for l in legs] == [1460, 8960, 8960, 1460]
+    assert info["jumbo-mtu"] == 9000 and info["skipped"] is None
+    legs, _ = tp.plan(SPEC, 9000, 6)
+    assert [l["mss"] for l in legs] == [1440, 8940, 8940, 1440]
+    both = dict(SPEC, throughput=dict(SPEC["throughput"], direction="both", order="ab"))
+    legs, _ = tp.plan(both, 9000, 4)
+    assert [(l["mtu"], l["direction"]) for l in legs] == [
+        (1500, "forward"), (1500, "reverse"), (9000, "forward"), (9000, "reverse")]
+
+
+def test_path_mtu_decides_the_jumbo_leg():
+    legs, info = tp.plan(SPEC, 8950, 4)
+    assert info["jumbo-mtu"] == 8950 and "8950" in info["note"]
+    assert [l["mss"] for l in legs if l["size"] == "jumbo"] == [8910, 8910]
+    _, info = tp.plan(SPEC, 9216, 4)
+    assert info["jumbo-mtu"] == 9000
+    legs, info = tp.plan(SPEC, 1500, 4)
+    assert info["jumbo-mtu"] is None and "1500" in info["skipped"]
+    assert [l["mtu"] for l in legs] == [1500, 1500]  # the standard legs still run
+    _, info = tp.plan(SPEC, 9000, 4, local_mtu=1500)
+    assert info["jumbo-mtu"] is None
+
+
+def test_observed_mss_from_window_samples():
+    # Congestion windows printed by iperf3 3.12 on this machine (cwnd x tcpi_snd_mss).
+    assert tp.observed_mss([457568, 553136], 1460) == (1448, None)
+    assert tp.observed_mss([17896, 8948, 8948], 8960) == (8948, None)
+    assert tp.observed_mss([411608, 1020072], 8960) == (8948, None)
+    # A 1448-byte MSS on a leg that asked for 8960 is caught, whatever the divisor.
+    seen, _ = tp.observed_mss([14480, 28960, 43440], 8960)
+    assert not 8960 - tp.MSS_TOLERANCE <= seen <= 8960
+    assert tp.observed_mss([], 1460)[0] is None
+
+
+def test_gain_noise_from_the_spread_of_repeated_runs():
+    std = tp._stats([4e9, 5e9])
+    jum = tp._stats([11e9, 13e9])
+    gain, noise = tp.gain_and_noise(std, jum)
+    assert gain == pytest.approx(12 / 4.5)
+    cv_s, cv_j = std["stdev"] / 4.5e9, jum["stdev"] / 12e9
+    assert noise == pytest.approx(gain * ((cv_s ** 2 + cv_j ** 2) / 2) ** 0.5)
+    assert tp.gain_and_noise(tp._stats([4e9]), tp._stats([8e9])) == (2.0, None)
+
+
+def test_mathis_ceiling_and_loss_floor():
+    run = {"succeeded": True, "rtt": 0.01, "bytes": 1448 * 10000, "observed-mss": 1448,
+           "mss": 1460, "retransmits": 1, "throughput": 1e8}
+    m = tp.mathis([run])
+    assert m["loss"] == pytest.approx(1e-4)
+    assert m["ceiling"] == pytest.approx(1448 * 8 / 0.01 * 1.5 ** 0.5 / 1e-2)
+    run["retransmits"] = 0
+    m = tp.mathis([run])
+    assert m["loss-floored"] and m["loss"] == pytest.approx(0.5e-4)
+
+
+def test_choose_port_is_free_and_in_range():
+    port = tp.choose_port()
+    assert tp.PORT_RANGE[0] <= port <= tp.PORT_RANGE[1]
+    assert tp._port_free(port)
+
+
+def test_serve_refuses_a_busy_port():
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    port = sock.getsockname()[1]
+    try:
+        started = time.time()
+        result = tp.serve(SPEC, port, time.time() + 20, bind="127.0.0.1")
+        assert not result["succeeded"]
+        assert "port %d is busy" % port in result["error"]
+        assert time.time() - started < 5
+    finally:
+        sock.close()
+
+
+def test_iperf3_missing_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert tp.available() == (False, "iperf3 is not installed (not found in PATH)")
+    served = tp.serve(SPEC, tp.choose_port(), time.time() + 5)
+    assert not served["succeeded"] and "iperf3 is not installed" in served["error"]
+    result = tp.run_legs(SPEC, "127.0.0.1", 5999, 9000, 4, time.time() + 5)
+    assert result["error"] and "iperf3 is not installed" in result["error"]
+    assert len(result["runs"]) == 4
+    assert all(not r["succeeded"] and "iperf3" in r["error"] for r in result["runs"])
+    assert result["verdict"] == "failed"
+
+
+def test_command_line_duration_and_port():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.check_output([sys.executable, "-m", "jumbo.throughput", "duration",
+                                   "--spec", json.dumps(SPEC)], env=env,
+                                  universal_newlines=True)
+    assert json.loads(out) == {"duration": tp.duration(SPEC)}
+    out = subprocess.check_output([sys.executable, "-m", "jumbo.throughput", "port"], env=env,
+                                  universal_newlines=True)
+    assert tp.PORT_RANGE[0] <= json.loads(out)["port"] <= tp.PORT_RANGE[1]
+    bad = subprocess.run([sys.executable, "-m", "jumbo.throughput", "duration", "--spec",
+                          json.dumps({"throughput": {"duration": "ten"}})], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
