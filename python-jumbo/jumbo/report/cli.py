@@ -1,0 +1,110 @@
+"""jumbo-report: where the mesh stands against the WLCG jumbo-frame targets.
+
+    jumbo-report --store URL [--format text|json|csv|html] [--out FILE] [--volumes CSV]
+                 [--sites FILE] [--since DATE] [--until DATE] [--target-mtu N]
+                 [--interval day|week] [--link-speed BITS] [--flap N] [--limit N]
+
+Exit status: 0 report written; 2 bad input (arguments, volume matrix, site file, unknown
+sites); 3 store missing or down; 4 nothing to report (empty store or empty window).
+"""
+
+import argparse
+import os
+import sys
+
+from . import model
+from .errors import ReportError
+from .inputs import parse_date, read_sites, read_volumes
+from .queries import open_store
+
+FORMATS = ("text", "json", "csv", "html")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ReportError("%s (see --help)" % message)
+
+
+def parser():
+    p = _Parser(prog="jumbo-report", description=__doc__.split("\n\n")[0])
+    p.add_argument("--store", required=True,
+                   help="sqlite:///PATH (embedded store) or http://HOST:PORT (OpenSearch)")
+    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--out", help="write here instead of standard output")
+    p.add_argument("--volumes", help="CSV source_site,dest_site,bytes: traffic-weighted share")
+    p.add_argument("--sites", help="host (or IP) to site file: 'host site' lines or a JSON object")
+    p.add_argument("--since", help="first day (YYYY-MM-DD or ISO time), inclusive")
+    p.add_argument("--until", help="last day (YYYY-MM-DD, inclusive) or ISO time (exclusive)")
+    p.add_argument("--target-mtu", type=int, default=9000, help="the MTU that counts as jumbo (9000)")
+    p.add_argument("--interval", choices=("day", "week"), help="trend bucket (default: by window)")
+    p.add_argument("--link-speed", type=float, default=10e9,
+                   help="cap for the expected-gain estimate, bit/s (default 10e9)")
+    p.add_argument("--flap", type=int, default=3, help="state changes that make a path flapping (3)")
+    p.add_argument("--limit", type=int, default=200, help="longest lists in the output (200)")
+    return p
+
+
+def render(report, fmt):
+    from . import render as r
+    if fmt == "json":
+        return r.to_json(report)
+    if fmt == "csv":
+        return r.to_csv(report)
+    if fmt == "html":
+        from .html import to_html
+        return to_html(report)
+    return r.to_text(report)
+
+
+def run(argv=None):
+    """Parse, build, render; returns (exit status, text). Raises ReportError on bad input."""
+    args = parser().parse_args(argv)
+    if args.target_mtu < 1280 or args.target_mtu > 65535:
+        raise ReportError("--target-mtu must be between 1280 and 65535")
+    since = parse_date(args.since)
+    until = parse_date(args.until, end=True)
+    if since and until and since >= until:
+        raise ReportError("--since %s is not before --until %s" % (args.since, args.until))
+    volumes = read_volumes(args.volumes) if args.volumes else None
+    sites = read_sites(args.sites) if args.sites else None
+    opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
+                         volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
+                         limit=args.limit)
+    queries = open_store(args.store)
+    try:
+        report = model.build(queries, opts)
+    finally:
+        queries.close()
+    return report, render(report, args.format), args.out
+
+
+def main(argv=None):
+    try:
+        _report, text, out = run(argv)
+        if out:
+            tmp = out + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, out)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        return 0
+    except ReportError as err:
+        sys.stderr.write("jumbo-report: %s\n" % err)
+        return err.status
+    except KeyboardInterrupt:
+        sys.stderr.write("jumbo-report: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except OSError as err:
+        sys.stderr.write("jumbo-report: %s\n" % err)
+        return 2
+    except Exception as err:  # never a traceback to the user
+        sys.stderr.write("jumbo-report: internal error: %s: %s\n" % (type(err).__name__, err))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

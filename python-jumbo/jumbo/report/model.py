@@ -1,0 +1,437 @@
+"""The adoption model: from the store's per-path answers to the report (a plain dict).
+
+Three numbers are kept apart on purpose:
+  configured  share of measuring hosts whose interface MTU (the record's local_mtu) >= target
+  capable     share of directed paths whose latest result carries the target size in both
+              directions (this path MTU, the reverse one from the reflector or from the reverse
+              path's own latest result) with no black hole (full or per-flow) either way
+  used        the capable share weighted by the traffic the user says flows between the sites
+              (volume matrix CSV); the WLCG DC26/DC28 targets are about this one
+"""
+
+import collections
+import datetime
+import math
+import statistics
+
+from .errors import NoData, ReportError
+from .queries import Window
+
+TARGETS = (("DC26", 0.50), ("DC28", 0.99))
+NO_SITE = "(no site)"
+MATHIS_C = math.sqrt(1.5)
+
+
+class Options(object):
+    def __init__(self, target=9000, since=None, until=None, interval=None, volumes=None,
+                 sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2):
+        self.target = int(target)
+        self.window = Window(since, until)
+        self.interval = interval
+        self.volumes = volumes
+        self.sites = sites or {}
+        self.link_speed = float(link_speed)
+        self.flap = int(flap)
+        self.limit = int(limit)
+        self.culprit_min = int(culprit_min)
+
+
+def _share(num, den):
+    return (num / float(den)) if den else None
+
+
+def _is_bh(pmtud, partial):
+    return pmtud == "blackhole" or bool(partial)
+
+
+def _interval(window, first, last):
+    try:
+        a = datetime.datetime.strptime((window.since or first)[:10], "%Y-%m-%d")
+        b = datetime.datetime.strptime((window.until or last)[:10], "%Y-%m-%d")
+        return "day" if (b - a).days <= 62 else "week"
+    except (TypeError, ValueError):
+        return "day"
+
+
+def mathis(mss, rtt, loss):
+    """Mathis et al. ceiling (bit/s) of one TCP stream; None when there is no loss to limit it."""
+    if not rtt or rtt <= 0 or loss is None or loss <= 0:
+        return None
+    return mss * 8.0 / rtt * MATHIS_C / math.sqrt(loss)
+
+
+def mss_for(mtu, ip_version):
+    return mtu - (60 if ip_version == 6 else 40)
+
+
+def build(queries, opts):
+    """The whole report as a dict (JSON-ready). Raises ReportError subclasses on bad input."""
+    target = opts.target
+    window = opts.window
+    count, first, last = queries.count(window)
+    if not count:
+        if window.since or window.until:
+            total = queries.count(Window())[0]
+            if total:
+                raise NoData("no pmtu results in the window %s (the store holds %d results)"
+                             % (window.describe(), total))
+        raise NoData("the store holds no pmtu results yet: nothing to report")
+    site_map = opts.sites
+
+    def site_of(host, ip, recorded):
+        if site_map:
+            for key in (host, ip):
+                if key and key in site_map:
+                    return site_map[key]
+        return recorded or NO_SITE
+
+    rows = {}
+    for row in queries.latest(window, target):
+        rows[(row.source, row.dest, row.ip_version)] = row
+
+    # -- per path -------------------------------------------------------------------------
+    paths = []
+    host_mtu = {}
+    for key, row in rows.items():
+        rev = rows.get((row.dest, row.source, row.ip_version))
+        ssite = site_of(row.source, row.source_ip, row.source_site)
+        dsite = site_of(row.dest, row.dest_ip, row.dest_site)
+        fwd_bh = _is_bh(row.pmtud, row.partial)
+        fwd_ok = bool(row.succeeded) and row.path_mtu is not None and row.path_mtu >= target
+        reverse = []
+        if row.reverse_path_mtu is not None:
+            reverse.append(row.reverse_path_mtu)
+        rev_bh = row.reverse_pmtud == "blackhole"
+        if rev is not None and rev.succeeded and rev.path_mtu is not None:
+            reverse.append(rev.path_mtu)
+        if rev is not None and _is_bh(rev.pmtud, rev.partial):
+            rev_bh = True
+        rev_ok = all(m >= target for m in reverse) and not rev_bh
+        capable = fwd_ok and not fwd_bh and rev_ok
+        if capable:
+            state = "jumbo"
+        elif fwd_bh or rev_bh:
+            state = "blackhole"
+        elif not row.succeeded:
+            state = "failed"
+        else:
+            state = "standard"
+        failing = []
+        if not (fwd_ok and not fwd_bh):
+            failing.append("out")
+        if not rev_ok:
+            failing.append("in")
+        prev = host_mtu.get(row.source)
+        if row.local_mtu is not None and (prev is None or row.start > prev[0]):
+            host_mtu[row.source] = (row.start, row.local_mtu, ssite)
+        paths.append({
+            "source": row.source, "dest": row.dest, "ip_version": row.ip_version,
+            "source_site": ssite, "dest_site": dsite, "start": row.start,
+            "path_mtu": row.path_mtu, "reverse_path_mtu": min(reverse) if reverse else None,
+            "reverse_known": bool(reverse) or rev is not None,
+            "local_mtu": row.local_mtu, "pmtud": row.pmtud, "partial": bool(row.partial),
+            "blackhole": fwd_bh, "reverse_blackhole": rev_bh, "capable": capable,
+            "state": state, "failing": failing, "succeeded": bool(row.succeeded),
+            "error": row.error, "row": row, "results": row.results,
+        })
+    del rows
+    n_paths = len(paths)
+    n_capable = sum(1 for p in paths if p["capable"])
+    hosts_cfg = sum(1 for v in host_mtu.values() if v[1] >= target)
+
+    report = collections.OrderedDict()
+    report["schema"] = 1
+    report["generated"] = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
+    report["store"] = queries.name
+    report["window"] = {"since": window.since, "until": window.until, "first": first,
+                        "last": last, "results": count}
+    report["target_mtu"] = target
+    report["targets"] = collections.OrderedDict(TARGETS)
+    report["paths"] = n_paths
+    report["capable_paths"] = n_capable
+    report["capable"] = _share(n_capable, n_paths)
+    report["hosts"] = len(host_mtu)
+    report["configured_hosts"] = hosts_cfg
+    report["configured"] = _share(hosts_cfg, len(host_mtu))
+    report["reverse_unknown"] = sum(1 for p in paths if not p["reverse_known"])
+
+    # -- site pairs (matrix, traffic) -----------------------------------------------------
+    pairs = {}
+    for p in paths:
+        cell = pairs.setdefault((p["source_site"], p["dest_site"]), {
+            "paths": 0, "capable": 0, "min_mtu": None, "max_mtu": None, "blackholes": 0})
+        cell["paths"] += 1
+        cell["capable"] += p["capable"]
+        if p["path_mtu"] is not None and p["succeeded"]:
+            cell["min_mtu"] = p["path_mtu"] if cell["min_mtu"] is None else min(cell["min_mtu"], p["path_mtu"])
+            cell["max_mtu"] = p["path_mtu"] if cell["max_mtu"] is None else max(cell["max_mtu"], p["path_mtu"])
+        cell["blackholes"] += p["blackhole"]
+    site_names = sorted(set(s for pair in pairs for s in pair))
+
+    traffic = None
+    if opts.volumes is not None:
+        traffic = _traffic(opts.volumes, pairs, site_names)
+    report["used"] = traffic["used"] if traffic else None
+    report["traffic"] = traffic
+    report["status"] = [
+        {"target": name, "goal": goal, "paths": report["capable"],
+         "paths_met": report["capable"] is not None and report["capable"] >= goal,
+         "traffic": report["used"],
+         "traffic_met": None if report["used"] is None else report["used"] >= goal}
+        for name, goal in TARGETS]
+
+    # -- black holes (the action list) ----------------------------------------------------
+    blackholes = []
+    for p in paths:
+        if not p["blackhole"]:
+            continue
+        row = p["row"]
+        blackholes.append(collections.OrderedDict([
+            ("source", p["source"]), ("dest", p["dest"]), ("ip_version", p["ip_version"]),
+            ("source_site", p["source_site"]), ("dest_site", p["dest_site"]),
+            ("partial", p["partial"]), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),
+            ("hop_ip", row.blackhole_ip), ("path_mtu", p["path_mtu"]), ("measured", p["start"]),
+        ]))
+    by_hop = collections.Counter(b["hop_ip"] for b in blackholes if b["hop_ip"])
+    blackholes.sort(key=lambda b: (-by_hop.get(b["hop_ip"], 0), b["partial"], b["hop_ip"] or "",
+                                   b["source"], b["dest"]))
+    report["blackholes"] = blackholes
+
+    # -- sites ----------------------------------------------------------------------------
+    report["sites"] = _sites(paths, host_mtu, site_names, target, traffic, n_paths)
+
+    # -- matrix ---------------------------------------------------------------------------
+    report["matrix"] = {
+        "sites": site_names,
+        "cells": [collections.OrderedDict([("source_site", a), ("dest_site", b)] + sorted(c.items()))
+                  for (a, b), c in sorted(pairs.items())],
+    }
+
+    # -- localisation ---------------------------------------------------------------------
+    report["culprits"], report["host_limited"] = _culprits(paths, target, opts.culprit_min)
+
+    # -- trend ----------------------------------------------------------------------------
+    interval = opts.interval or _interval(window, first, last)
+    trend = queries.trend(window, target, interval)
+    for b in trend:
+        b["capable_share"] = _share(b["capable"], b["results"])
+        b["configured_share"] = _share(b["configured"], b["results"])
+    report["trend"] = {"interval": interval, "buckets": trend}
+
+    # -- gains ----------------------------------------------------------------------------
+    report["gains"], report["expected_gains"] = _gains(queries, window, paths, target, opts.link_speed, opts.limit)
+
+    # -- changes --------------------------------------------------------------------------
+    ch = queries.changes(window, target, opts.limit, opts.flap)
+    report["changes"] = ch["changes"]
+    report["changed_paths"] = ch["changed_paths"]
+    report["total_changes"] = ch.get("total_changes")
+    report["flapping"] = ch["flapping"]
+    report["failed_paths"] = sum(1 for p in paths if p["state"] == "failed")
+    return report
+
+
+def _traffic(volumes, pairs, site_names):
+    known = set(site_names)
+    unknown = sorted(set(s for (a, b, _v) in volumes for s in (a, b) if s not in known))
+    if unknown:
+        raise ReportError("volume matrix names sites the store does not know: %s (known: %s)"
+                          % (", ".join(unknown[:10]), ", ".join(site_names[:20]) or "none"))
+    total = measured = capable = 0.0
+    unmeasured_pairs = []
+    for a, b, v in volumes:
+        total += v
+        cell = pairs.get((a, b))
+        if not cell or not cell["paths"]:
+            unmeasured_pairs.append([a, b, v])
+            continue
+        measured += v
+        capable += v * cell["capable"] / float(cell["paths"])
+    return {"bytes": total, "measured_bytes": measured, "capable_bytes": capable,
+            "used": _share(capable, measured), "unmeasured": unmeasured_pairs}
+
+
+def _sites(paths, host_mtu, site_names, target, traffic, n_paths):
+    # Hosts proven jumbo-ready elsewhere: a capable path with a third site.
+    proven = collections.defaultdict(set)  # host -> sites it has capable paths with
+    for p in paths:
+        if p["capable"]:
+            proven[p["source"]].add(p["dest_site"])
+            proven[p["dest"]].add(p["source_site"])
+    volume = {}
+    if traffic is not None:
+        pass
+    stats = {s: {"site": s, "hosts": set(), "host_mtu": set(), "out_paths": 0, "out_capable": 0,
+                 "in_paths": 0, "in_capable": 0, "out_fail": 0, "in_fail": 0,
+                 "blackholes": 0, "pmtud": collections.Counter(), "unlocked": 0}
+             for s in site_names}
+    for host, (_start, mtu, site) in host_mtu.items():
+        stats[site]["hosts"].add(host)
+        stats[site]["host_mtu"].add(mtu)
+    for p in paths:
+        s, d = stats[p["source_site"]], stats[p["dest_site"]]
+        s["hosts"].add(p["source"])
+        d["hosts"].add(p["dest"])
+        s["out_paths"] += 1
+        d["in_paths"] += 1
+        s["out_capable"] += p["capable"]
+        d["in_capable"] += p["capable"]
+        # The direction a site fails in: its outbound measurement or its inbound one.
+        if "out" in p["failing"]:
+            s["out_fail"] += 1
+            d["in_fail"] += 1
+        s["pmtud"][p["pmtud"] or "unknown"] += 1
+        if p["blackhole"]:
+            s["blackholes"] += 1
+            if p["dest_site"] != p["source_site"]:
+                d["blackholes"] += 1
+        if not p["capable"]:
+            for me, other, other_site in ((p["source_site"], p["dest"], p["dest_site"]),
+                                          (p["dest_site"], p["source"], p["source_site"])):
+                if other_site == me:
+                    continue
+                if proven[other] - {me, other_site}:
+                    stats[me]["unlocked"] += 1
+    out = []
+    for s in stats.values():
+        fail_out, fail_in = s["out_fail"], s["in_fail"]
+        if fail_out and fail_in:
+            direction = "both"
+        elif fail_out:
+            direction = "outbound"
+        elif fail_in:
+            direction = "inbound"
+        else:
+            direction = "-"
+        pm = s["pmtud"]
+        if s["blackholes"]:
+            health = "black holes (%d)" % s["blackholes"]
+        elif pm.get("ok") or pm.get("not-needed"):
+            health = "ok"
+        else:
+            health = "unknown"
+        mtus = sorted(m for m in s["host_mtu"] if m is not None)
+        total = s["out_paths"] + s["in_paths"]
+        capable = s["out_capable"] + s["in_capable"]
+        out.append(collections.OrderedDict([
+            ("site", s["site"]), ("hosts", len(s["hosts"])),
+            ("host_mtu", mtus), ("configured", bool(mtus) and mtus[0] >= target),
+            ("out_paths", s["out_paths"]), ("out_capable", s["out_capable"]),
+            ("in_paths", s["in_paths"]), ("in_capable", s["in_capable"]),
+            ("capable", _share(capable, total)), ("fails", direction),
+            ("out_fail", fail_out), ("in_fail", fail_in),
+            ("blackholes", s["blackholes"]), ("pmtud", health),
+            ("pmtud_counts", dict(sorted(pm.items()))),
+            ("unlocked_paths", s["unlocked"]), ("unlocked", _share(s["unlocked"], n_paths)),
+        ]))
+    out.sort(key=lambda s: (-s["unlocked_paths"], -(s["out_fail"] + s["in_fail"]), s["site"]))
+    for rank, s in enumerate(out, 1):
+        s["rank"] = rank
+    return out
+
+
+def _culprits(paths, target, minimum):
+    """Hops shared by several failing paths: where the size drops or big packets vanish."""
+    hops = {}
+    host_limited = 0
+    for p in paths:
+        if p["capable"] or not p["succeeded"] and not p["blackhole"]:
+            continue
+        row = p["row"]
+        if p["local_mtu"] is not None and p["local_mtu"] < target and not p["blackhole"]:
+            host_limited += 1   # the source host itself is not configured: not a network hop
+            continue
+        culprit = None
+        kind = None
+        if p["blackhole"] and row.blackhole_ip:
+            culprit, kind, mtu = row.blackhole_ip, "blackhole", None
+        elif "out" in p["failing"]:
+            for hop in row.hops or []:
+                ip, hmtu = hop.get("ip"), hop.get("mtu")
+                if hmtu is not None and hmtu < target and ip not in (None, row.source_ip, row.dest_ip):
+                    culprit, kind, mtu = ip, "mtu", hmtu
+                    break
+            if culprit is None:
+                dest_limited = any(h.get("ip") == row.dest_ip and h.get("mtu") is not None
+                                   and h.get("mtu") < target for h in (row.hops or []))
+                if dest_limited:
+                    host_limited += 1
+        if culprit is None:
+            continue
+        entry = hops.setdefault(culprit, {"hop_ip": culprit, "paths": 0, "blackholes": 0,
+                                          "mtu": None, "sites": set(), "examples": []})
+        entry["paths"] += 1
+        if kind == "blackhole":
+            entry["blackholes"] += 1
+        elif mtu is not None:
+            entry["mtu"] = mtu if entry["mtu"] is None else min(entry["mtu"], mtu)
+        entry["sites"].update((p["source_site"], p["dest_site"]))
+        if len(entry["examples"]) < 3:
+            entry["examples"].append("%s -> %s" % (p["source"], p["dest"]))
+    out = []
+    for e in hops.values():
+        if e["paths"] >= minimum:
+            e["sites"] = sorted(e["sites"])
+            out.append(e)
+    out.sort(key=lambda e: (-e["paths"], e["hop_ip"]))
+    return out, host_limited
+
+
+def _quantiles(values):
+    if not values:
+        return None
+    values = sorted(values)
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+    return {"count": len(values), "min": values[0], "p25": q[0], "median": q[1], "p75": q[2],
+            "max": values[-1], "mean": sum(values) / len(values)}
+
+
+GAIN_EDGES = (1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)
+
+
+def histogram(values, edges=GAIN_EDGES):
+    """Counts per bin [edge_i, edge_i+1) with an open last bin; values below the first edge
+    count in the first bin."""
+    counts = [0] * len(edges)
+    for v in values:
+        i = 0
+        while i + 1 < len(edges) and v >= edges[i + 1]:
+            i += 1
+        counts[i] += 1
+    return [{"from": edges[i], "to": edges[i + 1] if i + 1 < len(edges) else None, "count": c}
+            for i, c in enumerate(counts)]
+
+
+def _gains(queries, window, paths, target, link_speed, limit):
+    measured = queries.gains(window)
+    measured.sort(key=lambda g: (g["source"], g["dest"]))
+    measured_keys = set((g["source"], g["dest"]) for g in measured)
+    gains = {"paths": len(measured), "summary": _quantiles([g["gain"] for g in measured]),
+             "histogram": histogram([g["gain"] for g in measured]), "items": measured[:limit]}
+    latency = {}
+    for l in queries.latency(window):
+        latency[(l["source"], l["dest"])] = l
+        if l.get("source_ip") and l.get("dest_ip"):
+            latency.setdefault(("ip", l["source_ip"], l["dest_ip"]), l)
+    items = []
+    for p in paths:
+        if (p["source"], p["dest"]) in measured_keys:
+            continue
+        row = p["row"]
+        lat = latency.get((p["source"], p["dest"])) or latency.get(("ip", row.source_ip, row.dest_ip))
+        if lat is None or lat.get("rtt") is None:
+            continue
+        ipv = p["ip_version"] or 4
+        std = mathis(mss_for(1500, ipv), lat["rtt"], lat["loss"])
+        jum = mathis(mss_for(target, ipv), lat["rtt"], lat["loss"])
+        cap_std = min(std, link_speed) if std is not None else link_speed
+        cap_jum = min(jum, link_speed) if jum is not None else link_speed
+        items.append({"source": p["source"], "dest": p["dest"], "ip_version": ipv,
+                      "rtt": lat["rtt"], "loss": lat["loss"], "mathis_standard": std,
+                      "mathis_jumbo": jum, "expected_gain": cap_jum / cap_std,
+                      "capable": p["capable"]})
+    items.sort(key=lambda g: (-g["expected_gain"], g["source"], g["dest"]))
+    expected = {"paths": len(items), "link_speed": link_speed,
+                "summary": _quantiles([g["expected_gain"] for g in items]),
+                "histogram": histogram([g["expected_gain"] for g in items]), "items": items[:limit]}
+    return gains, expected

@@ -1,0 +1,91 @@
+"""What the report asks a store, whichever store it is.
+
+Each store module (`queries_sqlite`, `queries_opensearch`) answers the same small set of
+questions, and answers them *in the store*: the latest result per directed path (SQL window
+function / the latest-per-path index), trend buckets (GROUP BY day / date_histogram), state
+changes (LAG over each path's history / per-path min-max aggregations), gains and latency
+(per-path aggregates). Only per-path or per-bucket answers ever reach Python, never the
+result history itself.
+"""
+
+import collections
+import urllib.parse
+
+from .errors import ReportError
+
+# One latest result per directed path (source, dest, ip_version). `hops` is only filled for
+# paths that do not carry the target (it is what localisation needs, and nothing else does).
+LATEST_FIELDS = (
+    "source", "dest", "ip_version", "source_ip", "dest_ip", "source_site", "dest_site",
+    "start", "succeeded", "error", "path_mtu", "local_mtu", "pmtud", "partial",
+    "blackhole_ttl", "blackhole_ip", "blackhole_size", "reverse_path_mtu", "reverse_pmtud",
+    "hops", "results",
+)
+Latest = collections.namedtuple("Latest", LATEST_FIELDS)
+
+# The state of one result, used for trends and changes. Same rule in every store.
+STATES = ("jumbo", "standard", "blackhole", "failed")
+
+
+class Window(object):
+    """A closed time window on the result start time, as ISO strings (either may be None)."""
+
+    def __init__(self, since=None, until=None):
+        self.since = since
+        self.until = until
+
+    def describe(self):
+        if not self.since and not self.until:
+            return "all stored results"
+        return "%s .. %s" % (self.since or "start", self.until or "now")
+
+
+class Queries(object):
+    """The interface; see the store modules for the implementations."""
+
+    name = "?"
+
+    def close(self):
+        pass
+
+    def count(self, window):
+        """(number of pmtu results in the window, first start, last start)."""
+        raise NotImplementedError
+
+    def latest(self, window, target):
+        """Iterable of Latest, one per directed path measured in the window."""
+        raise NotImplementedError
+
+    def trend(self, window, target, interval):
+        """List of dicts {bucket, results, paths, capable, configured, blackholes}: counts of
+        results in each day/week bucket in each state (capable = state jumbo)."""
+        raise NotImplementedError
+
+    def gains(self, window):
+        """Latest measured paired-throughput gain per directed path: list of dicts
+        {source, dest, ip_version, gain, throughput_standard, throughput_jumbo, start}."""
+        raise NotImplementedError
+
+    def latency(self, window):
+        """Mean RTT (s) and loss (fraction) per directed path from latency results: list of
+        dicts {source, dest, source_ip, dest_ip, rtt, loss, samples}."""
+        raise NotImplementedError
+
+    def changes(self, window, target, limit, flap):
+        """{changes: [{source, dest, ip_version, start, from, to}] newest first (at most
+        limit), changed_paths: n, flapping: [{source, dest, ip_version, changes}]}."""
+        raise NotImplementedError
+
+
+def open_store(url):
+    """Pick the store from the URL: sqlite:///path or http(s)://host:port."""
+    if not url:
+        raise ReportError("no store given: use --store sqlite:///PATH or --store http://HOST:PORT")
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == "sqlite":
+        from . import queries_sqlite
+        return queries_sqlite.SqliteQueries(url)
+    if parsed.scheme in ("http", "https"):
+        from . import queries_opensearch
+        return queries_opensearch.OpenSearchQueries(url)
+    raise ReportError("unknown store URL %r: use sqlite:///PATH or http://HOST:PORT" % url)

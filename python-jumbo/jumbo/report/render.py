@@ -1,0 +1,201 @@
+"""Text, JSON and CSV renderings of the report dict (the HTML page is in html.py)."""
+
+import csv
+import io
+import json
+
+
+def pct(value):
+    return "n/a" if value is None else "%.1f%%" % (100.0 * value)
+
+
+def to_json(report):
+    return json.dumps(report, indent=2, sort_keys=False, default=_default) + "\n"
+
+
+def _default(value):
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return str(value)
+
+
+def _mtu(v):
+    return "-" if v is None else str(v)
+
+
+def to_text(r):
+    out = []
+    w = r["window"]
+    add = out.append
+    add("Jumbo-frame adoption report")
+    add("store %s, %d pmtu results from %s to %s, target IP MTU %d"
+        % (r["store"], w["results"], w["first"], w["last"], r["target_mtu"]))
+    add("")
+    add("Headline (three separate numbers)")
+    add("  configured %7s  of %d measuring hosts have interface MTU >= %d"
+        % (pct(r["configured"]), r["hosts"], r["target_mtu"]))
+    add("  capable    %7s  of %d directed paths carry %d both ways, no black hole (%d paths)"
+        % (pct(r["capable"]), r["paths"], r["target_mtu"], r["capable_paths"]))
+    if r["used"] is not None:
+        t = r["traffic"]
+        add("  used       %7s  of measured traffic (volume matrix; %.3g of %.3g bytes measured)"
+            % (pct(r["used"]), t["measured_bytes"], t["bytes"]))
+    else:
+        add("  used           n/a  (give --volumes CSV for the traffic-weighted share)")
+    for s in r["status"]:
+        line = "  %s target %s: paths %s" % (s["target"], pct(s["goal"]),
+                                             "met" if s["paths_met"] else "NOT met")
+        if s["traffic_met"] is not None:
+            line += ", traffic %s" % ("met" if s["traffic_met"] else "NOT met")
+        add(line)
+    if r["reverse_unknown"]:
+        add("  (%d paths have no reverse-direction measurement: judged on their forward direction)"
+            % r["reverse_unknown"])
+    add("")
+    add("Black holes: fix these first (%d)" % len(r["blackholes"]))
+    for b in r["blackholes"]:
+        add("  %s -> %s  [%s -> %s]  %s%s vanishes at hop %s %s"
+            % (b["source"], b["dest"], b["source_site"], b["dest_site"],
+               "size %s" % b["size"] if b["size"] else "large packets",
+               "", b["hop_ttl"] if b["hop_ttl"] is not None else "?", b["hop_ip"] or "?")
+            + ("  (partial: some flows only)" if b["partial"] else ""))
+    if not r["blackholes"]:
+        add("  none")
+    add("")
+    add("Likely culprits: hops shared by failing paths (%d)" % len(r["culprits"]))
+    for c in r["culprits"]:
+        what = "black hole on %d paths" % c["blackholes"] if c["blackholes"] else ""
+        if c["mtu"] is not None:
+            what = ("%s, " % what if what else "") + "MTU %d" % c["mtu"]
+        add("  %-18s %4d failing paths  %s  sites: %s" % (c["hop_ip"], c["paths"], what,
+                                                          ", ".join(c["sites"])))
+    if r["host_limited"]:
+        add("  %d failing paths are limited by an end host's own MTU (configuration, not a hop)"
+            % r["host_limited"])
+    add("")
+    add("Sites, ranked by adoption unlocked if fixed")
+    add("  %-4s %-16s %5s %-11s %-9s %-9s %-8s %-18s %s"
+        % ("rank", "site", "hosts", "host MTU", "out ok", "in ok", "fails", "PMTUD", "unlocked"))
+    for s in r["sites"]:
+        mtus = "/".join(str(m) for m in s["host_mtu"]) or "-"
+        add("  %-4d %-16s %5d %-11s %-9s %-9s %-8s %-18s %d paths (%s)"
+            % (s["rank"], s["site"][:16], s["hosts"], mtus,
+               "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
+               s["fails"], s["pmtud"], s["unlocked_paths"], pct(s["unlocked"])))
+    add("")
+    m = r["matrix"]
+    sites = m["sites"]
+    if len(sites) <= 30:
+        add("Site x site matrix: smallest path MTU (rows: source, columns: destination; * = black hole)")
+        cells = {(c["source_site"], c["dest_site"]): c for c in m["cells"]}
+        short = [s[:7] for s in sites]
+        add("  %-10s " % "" + " ".join("%7s" % s for s in short))
+        for a in sites:
+            line = []
+            for b in sites:
+                c = cells.get((a, b))
+                if not c:
+                    line.append("%7s" % ".")
+                else:
+                    line.append("%7s" % (_mtu(c["min_mtu"]) + ("*" if c["blackholes"] else "")))
+            add("  %-10s " % a[:10] + " ".join(line))
+    else:
+        add("Site x site matrix: %d sites (see the HTML, JSON or CSV output)" % len(sites))
+    add("")
+    t = r["trend"]
+    add("Trend per %s: capable share of results (DC26 50%%, DC28 99%%)" % t["interval"])
+    for b in t["buckets"]:
+        bar = "#" * int(round(40 * (b["capable_share"] or 0)))
+        add("  %s %7s %-40s %d results, %d paths, %d black-hole results"
+            % (b["bucket"], pct(b["capable_share"]), bar, b["results"], b["paths"], b["blackholes"]))
+    add("")
+    g = r["gains"]
+    if g["summary"]:
+        s = g["summary"]
+        add("Measured jumbo gain (throughput at %d vs 1500), %d paths: median x%.2f (x%.2f .. x%.2f)"
+            % (r["target_mtu"], g["paths"], s["median"], s["min"], s["max"]))
+    else:
+        add("Measured jumbo gain: no paired throughput results")
+    e = r["expected_gains"]
+    if e["summary"]:
+        s = e["summary"]
+        add("Expected gain elsewhere (Mathis ceiling from latency RTT and loss, link cap %.3g bit/s), "
+            "%d paths: median x%.2f (x%.2f .. x%.2f)"
+            % (e["link_speed"], e["paths"], s["median"], s["min"], s["max"]))
+    else:
+        add("Expected gain: no latency results to estimate from")
+    add("")
+    add("Changes: %d paths changed state (%d changes); newest first"
+        % (r["changed_paths"], r["total_changes"] or 0))
+    for c in r["changes"][:20]:
+        add("  %s  %s -> %s  %s -> %s" % (c["start"], c["source"], c["dest"], c["from"], c["to"]))
+    add("Flapping paths (%d)" % len(r["flapping"]))
+    for f in r["flapping"][:20]:
+        add("  %s -> %s  %d changes, last %s" % (f["source"], f["dest"], f["changes"], f["last_change"]))
+    return "\n".join(out) + "\n"
+
+
+def rows(r):
+    """The report as long-format rows: (section, item, metric, value)."""
+    yield ("summary", "mesh", "paths", r["paths"])
+    yield ("summary", "mesh", "capable_paths", r["capable_paths"])
+    yield ("summary", "mesh", "capable", r["capable"])
+    yield ("summary", "mesh", "hosts", r["hosts"])
+    yield ("summary", "mesh", "configured_hosts", r["configured_hosts"])
+    yield ("summary", "mesh", "configured", r["configured"])
+    yield ("summary", "mesh", "used", r["used"])
+    yield ("summary", "mesh", "blackholes", len(r["blackholes"]))
+    yield ("summary", "mesh", "target_mtu", r["target_mtu"])
+    for s in r["status"]:
+        yield ("target", s["target"], "goal", s["goal"])
+        yield ("target", s["target"], "paths_met", s["paths_met"])
+        yield ("target", s["target"], "traffic_met", s["traffic_met"])
+    for b in r["blackholes"]:
+        item = "%s->%s" % (b["source"], b["dest"])
+        for k in ("ip_version", "source_site", "dest_site", "partial", "size", "hop_ttl", "hop_ip",
+                  "path_mtu", "measured"):
+            yield ("blackhole", item, k, b[k])
+    for c in r["culprits"]:
+        yield ("culprit", c["hop_ip"], "paths", c["paths"])
+        yield ("culprit", c["hop_ip"], "blackholes", c["blackholes"])
+        yield ("culprit", c["hop_ip"], "mtu", c["mtu"])
+    for s in r["sites"]:
+        for k in ("rank", "hosts", "configured", "out_paths", "out_capable", "in_paths", "in_capable",
+                  "capable", "fails", "blackholes", "pmtud", "unlocked_paths", "unlocked"):
+            yield ("site", s["site"], k, s[k])
+        yield ("site", s["site"], "host_mtu", "/".join(str(m) for m in s["host_mtu"]))
+    for c in r["matrix"]["cells"]:
+        item = "%s->%s" % (c["source_site"], c["dest_site"])
+        for k in ("paths", "capable", "min_mtu", "max_mtu", "blackholes"):
+            yield ("matrix", item, k, c[k])
+    for b in r["trend"]["buckets"]:
+        for k in ("results", "paths", "capable", "configured", "blackholes", "capable_share",
+                  "configured_share"):
+            yield ("trend", b["bucket"], k, b[k])
+    for name in ("gains", "expected_gains"):
+        summary = r[name]["summary"] or {}
+        yield (name, "mesh", "paths", r[name]["paths"])
+        for k in ("min", "p25", "median", "p75", "max", "mean"):
+            if k in summary:
+                yield (name, "mesh", k, summary[k])
+    for c in r["changes"]:
+        yield ("change", "%s->%s" % (c["source"], c["dest"]), c["start"], "%s->%s" % (c["from"], c["to"]))
+    yield ("summary", "mesh", "changed_paths", r["changed_paths"])
+    for f in r["flapping"]:
+        yield ("flapping", "%s->%s" % (f["source"], f["dest"]), "changes", f["changes"])
+
+
+def to_csv(r):
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(("section", "item", "metric", "value"))
+    for row in rows(r):
+        section, item, metric, value = row
+        if value is None:
+            value = ""
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, float):
+            value = repr(value)
+        writer.writerow((section, item, metric, value))
+    return buf.getvalue()
