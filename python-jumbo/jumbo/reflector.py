@@ -1,0 +1,706 @@
+"""The reverse path: a token-checking UDP reflector on the dest, and the size search on the source.
+
+Why a reflector: the source can only see what comes back to it. To learn the MTU of the path
+dest -> source, the dest must send packets of chosen sizes towards the source, with DF set, and
+the source must say which sizes arrived. The dest participant (p1) runs `Reflector` for the
+length of the run; the source (p0) runs `measure_reverse`.
+
+How sizes travel (all sizes are IP packet sizes: IP header + UDP header + payload):
+
+* p0 sends a request asking for a reply of N bytes. The request itself is padded to N bytes and
+  sent WITHOUT DF (IPv4: IP_PMTUDISC_DONT; IPv6: fragmented by p0 itself to the measured forward
+  path MTU through IPV6_MTU), so it still arrives, as fragments, when the forward path is
+  narrower than N, even when the forward path is a black hole. The reverse search is therefore
+  bounded by the reverse path only, not by min(forward, reverse).
+* p1 answers only requests that carry a valid HMAC made with the run's one-time token, never
+  with more bytes than the request had (so the reflector cannot amplify anything), never to a
+  replayed request, and at a bounded rate (token buckets on packets and bytes).
+* p1 sends each reply with DF set and without local fragmentation (IPv4 IP_PMTUDISC_PROBE;
+  IPv6 IPV6_PMTUDISC_PROBE + IPV6_DONTFRAG): the reply crosses the reverse path whole or not at
+  all, and the probe ignores any path MTU p1 has cached, so the search sees the path itself.
+* When a reply is larger than p1's own interface MTU the kernel refuses it (EMSGSIZE); p1 then
+  sends a small LIMIT notice, so p0 can tell "too big for the dest host itself" (the reverse
+  local MTU) from "lost on the path".
+* p1 listens to its socket error queue (IP_RECVERR / IPV6_RECVERR): ICMP frag-needed / packet-
+  too-big messages caused by its replies are recorded (sender, suggested MTU, the reply size
+  they answer, whether the MTU is usable). They are returned to p0 in the STATUS answer and in
+  p1's own run output. A reply that vanishes with no PTB reaching p1 is a reverse black hole.
+
+Messages (UDP payload), all starting with a 40-byte header:
+    magic "JMBO" | version u8 | type u8 | flags u8 | pad u8 | size u16 | body-length u16 |
+    seq u32 | nonce 8 bytes | mac 16 bytes
+mac = HMAC-SHA256(token, direction byte + first 24 header bytes + body), first 16 bytes; the
+direction byte ("Q" request, "A" answer) stops a reply being replayed as a request.
+Types: HELLO 1 (reachability, RTT), PROBE 2 (size = reply size wanted), STATUS 3 (p0 is done;
+the answer carries p1's report as JSON), answers have the type | 0x80, LIMIT 0x84 (EMSGSIZE).
+
+Everything here is standard library only and runs unprivileged on Python 3.6.
+"""
+
+import errno
+import hashlib
+import hmac
+import json
+import os
+import select
+import socket
+import struct
+import threading
+import time
+
+PROTOCOL = 1
+MAGIC = b"JMBO"
+HEADER = struct.Struct("!4sBBBBHHI8s")  # 24 bytes, then the 16-byte mac
+MAC_LEN = 16
+HEADER_LEN = HEADER.size + MAC_LEN  # 40
+
+HELLO, PROBE, STATUS = 1, 2, 3
+ANSWER = 0x80
+LIMIT = 0x84
+
+# Linux socket option numbers (not all are exported by Python's socket module).
+SOL_IP, SOL_IPV6 = 0, 41
+IP_MTU_DISCOVER, IP_RECVERR = 10, 11
+IP_PMTUDISC_DONT, IP_PMTUDISC_PROBE = 0, 3
+IPV6_MTU_DISCOVER, IPV6_MTU, IPV6_RECVERR, IPV6_V6ONLY, IPV6_DONTFRAG = 23, 24, 25, 26, 62
+IPV6_PMTUDISC_DONT, IPV6_PMTUDISC_PROBE = 0, 3
+MSG_ERRQUEUE = 0x2000
+SO_EE_ORIGIN_LOCAL, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6 = 1, 2, 3
+EXTENDED_ERR = struct.Struct("=IBBBBII")  # struct sock_extended_err
+
+IP_HEADER = {4: 20, 6: 40}
+UDP_HEADER = 8
+MIN_MTU = {4: 68, 6: 1280}
+
+# Rate limits of the reflector (per run, all sources together).
+RATE_PACKETS = 1000.0     # replies per second
+BURST_PACKETS = 200.0
+RATE_BYTES = 8000000.0    # reply bytes per second
+BURST_BYTES = 1000000.0
+
+# Source side search parameters.
+HELLO_WINDOW = 4.0        # seconds p0 keeps greeting p1 (covers start-up and clock skew)
+HELLO_INTERVAL = 0.25
+SIZES_PER_ROUND = 24      # probe sizes sent per round trip
+CONFIRM = 3               # silences needed before a size counts as not crossing
+MAX_ROUNDS = 10
+STATUS_TRIES = 4
+STATUS_SIZE = 1200        # STATUS requests are padded so the JSON answer may be this large
+DEFAULT_MAX_SIZE = 9216   # largest reply size tried when the spec has no max-mtu
+PLATEAUS = (1280, 1500, 4470, 8950, 9000, 9216)
+
+
+class ReflectorError(Exception):
+    """The reflector cannot run (port busy, no address family available)."""
+
+
+def family_version(family):
+    return 6 if family == socket.AF_INET6 else 4
+
+
+def make_mac(key, direction, head, body):
+    return hmac.new(key, direction + head + body, hashlib.sha256).digest()[:MAC_LEN]
+
+
+def encode(key, direction, kind, seq, nonce, size=0, body=b"", total=0):
+    """A message; padded with zeros to `total` payload bytes."""
+    head = HEADER.pack(MAGIC, PROTOCOL, kind, 0, 0, size, len(body), seq, nonce)
+    message = head + make_mac(key, direction, head, body) + body
+    if total > len(message):
+        message += b"\0" * (total - len(message))
+    return message
+
+
+def decode(key, direction, data):
+    """(kind, seq, nonce, size, body) of a well-formed, authentic message, else None."""
+    if len(data) < HEADER_LEN:
+        return None
+    magic, version, kind, _flags, _pad, size, blen, seq, nonce = HEADER.unpack(data[:HEADER.size])
+    if magic != MAGIC or version != PROTOCOL or HEADER_LEN + blen > len(data):
+        return None
+    body = data[HEADER_LEN:HEADER_LEN + blen]
+    mac = data[HEADER.size:HEADER_LEN]
+    if not hmac.compare_digest(mac, make_mac(key, direction, data[:HEADER.size], body)):
+        return None
+    return kind, seq, nonce, size, body
+
+
+def token_key(token):
+    """The HMAC key of a hex token (participant data `_token`)."""
+    if not isinstance(token, str) or len(token) < 16:
+        raise ValueError("the reflector token must be a hex string of at least 16 digits")
+    try:
+        return bytes.fromhex(token)
+    except ValueError:
+        raise ValueError("the reflector token is not hexadecimal")
+
+
+def new_token():
+    """A one-time run token: 128 random bits, hex."""
+    return os.urandom(16).hex()
+
+
+class TokenBucket(object):
+    def __init__(self, rate, burst):
+        self.rate, self.burst = rate, burst
+        self.level = burst
+        self.stamp = time.monotonic()
+
+    def take(self, amount=1.0):
+        now = time.monotonic()
+        self.level = min(self.burst, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.level >= amount:
+            self.level -= amount
+            return True
+        return False
+
+
+def _sockaddr_ip(raw):
+    """The IP address in a struct sockaddr_in / sockaddr_in6 (SO_EE_OFFENDER), or None."""
+    if len(raw) >= 8:
+        family = struct.unpack("=H", raw[:2])[0]
+        if family == socket.AF_INET:
+            return socket.inet_ntop(socket.AF_INET, raw[4:8])
+        if family == socket.AF_INET6 and len(raw) >= 24:
+            return socket.inet_ntop(socket.AF_INET6, raw[8:24])
+    return None
+
+
+def read_error_queue(sock, limit=64):
+    """Drain a socket's error queue: [(origin, type, code, info, offender, payload)]."""
+    found = []
+    for _ in range(limit):
+        try:
+            data, ancillary, _flags, _addr = sock.recvmsg(2048, 512, MSG_ERRQUEUE | socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            break
+        except OSError:
+            break
+        for level, kind, raw in ancillary:
+            if (level, kind) in ((SOL_IP, IP_RECVERR), (SOL_IPV6, IPV6_RECVERR)) \
+                    and len(raw) >= EXTENDED_ERR.size:
+                _errno, origin, icmp_type, code, _pad, info, _data = \
+                    EXTENDED_ERR.unpack(raw[:EXTENDED_ERR.size])
+                found.append((origin, icmp_type, code, info, _sockaddr_ip(raw[EXTENDED_ERR.size:]),
+                              data))
+    return found
+
+
+def is_ptb(origin, icmp_type, code):
+    return (origin == SO_EE_ORIGIN_ICMP and icmp_type == 3 and code == 4) or \
+        (origin == SO_EE_ORIGIN_ICMP6 and icmp_type == 2)
+
+
+class Reflector(object):
+    """p1's responder. `open()` binds (fails clearly when the port is busy), `serve()` answers
+    until the deadline or until p0's STATUS, `report()` says what happened."""
+
+    def __init__(self, port, token, versions=(4, 6)):
+        self.port = int(port)
+        self.key = token_key(token)
+        self.versions = tuple(versions)
+        self.sockets = {}
+        self.packets = TokenBucket(RATE_PACKETS, BURST_PACKETS)
+        self.volume = TokenBucket(RATE_BYTES, BURST_BYTES)
+        self.seen = set()
+        self.done = threading.Event()
+        self.stats = {"requests": 0, "answered": 0, "rejected": 0, "replayed": 0,
+                      "rate-limited": 0, "too-large": 0, "local-limit": 0, "errors": 0}
+        self.ptb = []
+        self.local_limit = None  # smallest reply size refused by the dest host itself
+        self.largest = 0         # largest reply sent
+        self.sent_sizes = {}     # reply size -> replies of that size sent
+        self.peers = set()
+        self.notes = []
+
+    # -- sockets ------------------------------------------------------------------------------
+
+    def open(self):
+        problems = []
+        for version in self.versions:
+            family = socket.AF_INET6 if version == 6 else socket.AF_INET
+            try:
+                sock = socket.socket(family, socket.SOCK_DGRAM)
+            except OSError as err:
+                problems.append("IPv%d: %s" % (version, err.strerror or err))
+                continue
+            try:
+                if version == 6:
+                    sock.setsockopt(SOL_IPV6, IPV6_V6ONLY, 1)
+                    sock.setsockopt(SOL_IPV6, IPV6_RECVERR, 1)
+                    sock.setsockopt(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)
+                    sock.setsockopt(SOL_IPV6, IPV6_DONTFRAG, 1)
+                    sock.bind(("::", self.port))
+                else:
+                    sock.setsockopt(SOL_IP, IP_RECVERR, 1)
+                    sock.setsockopt(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
+                    sock.bind(("0.0.0.0", self.port))
+                sock.setblocking(False)
+            except OSError as err:
+                sock.close()
+                if err.errno == errno.EADDRINUSE:
+                    self.close()
+                    raise ReflectorError("reflector port %d/udp is busy on the dest (IPv%d)"
+                                         % (self.port, version))
+                problems.append("IPv%d: %s" % (version, err.strerror or err))
+                continue
+            self.sockets[version] = sock
+        if not self.sockets:
+            raise ReflectorError("reflector could not listen on port %d/udp: %s"
+                                 % (self.port, "; ".join(problems)))
+        for problem in problems:
+            self.notes.append("no reflector for %s" % problem)
+        return self
+
+    def close(self):
+        for sock in self.sockets.values():
+            sock.close()
+        self.sockets = {}
+
+    # -- serving ------------------------------------------------------------------------------
+
+    def serve(self, deadline):
+        """Answer requests until `deadline` (time.monotonic()) or p0's STATUS."""
+        by_fd = {sock.fileno(): (version, sock) for version, sock in self.sockets.items()}
+        try:
+            while not self.done.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    ready, _, _ = select.select(list(by_fd), [], [], min(remaining, 0.2))
+                except InterruptedError:
+                    continue
+                for fd in ready:
+                    version, sock = by_fd[fd]
+                    self._errors(version, sock)
+                    for _ in range(64):
+                        try:
+                            data, addr = sock.recvfrom(65535)
+                        except (BlockingIOError, InterruptedError):
+                            break
+                        except OSError:
+                            # A pending ICMP error surfaces here once (IP_RECVERR); the error
+                            # queue holds the details.
+                            self._errors(version, sock)
+                            continue
+                        self._handle(version, sock, data, addr)
+        finally:
+            for version, sock in self.sockets.items():
+                self._errors(version, sock)
+        return self.report()
+
+    def _errors(self, version, sock):
+        for origin, icmp_type, code, info, offender, payload in read_error_queue(sock):
+            if origin == SO_EE_ORIGIN_LOCAL:
+                continue  # our own EMSGSIZE, already counted at sendto
+            if not is_ptb(origin, icmp_type, code):
+                self.stats["errors"] += 1
+                continue
+            size = None
+            decoded = decode(self.key, b"A", payload) if payload else None
+            if decoded:
+                size = decoded[3]
+            useful = MIN_MTU[version] <= info and (size is None or info < size)
+            # One entry per (sender, MTU): routers repeat the same PTB for every big reply.
+            for entry in self.ptb:
+                if entry["from"] == offender and entry["mtu"] == info:
+                    entry["count"] += 1
+                    if size is not None:
+                        entry["size"] = min(entry["size"] or size, size)
+                    entry["useful"] = entry["useful"] and useful
+                    break
+            else:
+                if len(self.ptb) < 32:
+                    self.ptb.append({"from": offender, "mtu": info, "size": size,
+                                     "useful": useful, "count": 1})
+
+    def _handle(self, version, sock, data, addr):
+        self.stats["requests"] += 1
+        message = decode(self.key, b"Q", data)
+        if message is None:
+            self.stats["rejected"] += 1
+            return
+        kind, seq, nonce, size, _body = message
+        if (nonce, seq) in self.seen:
+            self.stats["replayed"] += 1
+            return
+        if len(self.seen) < 200000:
+            self.seen.add((nonce, seq))
+        received = len(data) + UDP_HEADER + IP_HEADER[version]
+        overhead = UDP_HEADER + IP_HEADER[version]
+        if kind == PROBE:
+            if size > received or size < overhead + HEADER_LEN:
+                self.stats["too-large"] += 1
+                return
+            total = size - overhead
+            reply = encode(self.key, b"A", PROBE | ANSWER, seq, nonce, size=size, total=total)
+        elif kind == HELLO:
+            reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce)
+        elif kind == STATUS:
+            reply = self._status_reply(seq, nonce, received - overhead, size)
+            self.done.set()
+        else:
+            self.stats["rejected"] += 1
+            return
+        if len(reply) + overhead > received:
+            self.stats["too-large"] += 1
+            return
+        if not (self.packets.take() and self.volume.take(len(reply) + overhead)):
+            self.stats["rate-limited"] += 1
+            return
+        self.peers.add(addr[0])
+        try:
+            sock.sendto(reply, addr)
+        except OSError as err:
+            if err.errno == errno.EMSGSIZE and kind == PROBE:
+                self.stats["local-limit"] += 1
+                if self.local_limit is None or size < self.local_limit:
+                    self.local_limit = size
+                try:
+                    sock.sendto(encode(self.key, b"A", LIMIT, seq, nonce, size=size), addr)
+                except OSError:
+                    pass
+            else:
+                self.stats["errors"] += 1
+            return
+        self.stats["answered"] += 1
+        if kind == PROBE:
+            self.largest = max(self.largest, size)
+            if size in self.sent_sizes or len(self.sent_sizes) < 4096:
+                self.sent_sizes[size] = self.sent_sizes.get(size, 0) + 1
+
+    def _status_reply(self, seq, nonce, room, boundary):
+        report = self.report()
+        # p0 asks how often the size it found silent was really sent: a reply never sent
+        # means its request was lost on the forward path, not the reply on the reverse path.
+        report["boundary"] = {"size": boundary, "sent": self.sent_sizes.get(boundary, 0)}
+        for keep in (len(report["ptb"]), 8, 0):
+            report["ptb"] = report["ptb"][:keep]
+            body = json.dumps(report, separators=(",", ":"), sort_keys=True).encode()
+            if HEADER_LEN + len(body) <= room:
+                break
+        else:
+            body = b"{}"
+        return encode(self.key, b"A", STATUS | ANSWER, seq, nonce, body=body)
+
+    def report(self):
+        return {
+            "port": self.port,
+            "versions": sorted(self.sockets) if self.sockets else list(self.versions),
+            "stats": dict(self.stats),
+            "ptb": list(self.ptb),
+            "local-limit": self.local_limit,
+            "largest-reply": self.largest or None,
+            "peers": sorted(self.peers),
+            "notes": list(self.notes),
+        }
+
+
+# ----------------------------------------------------------------------------------------------
+# The source side: a size search over reply sizes
+
+
+class _Client(object):
+    def __init__(self, address, port, key, version, forward_mtu):
+        self.address = (address, port)
+        self.key = key
+        self.version = version
+        self.overhead = IP_HEADER[version] + UDP_HEADER
+        self.nonce = os.urandom(8)
+        self.seq = 0
+        self.sent = {}  # seq -> (kind, size, time sent)
+        self.replies = {}  # seq -> (kind, size, rtt, body)
+        self.probes = 0
+        self.forward_mtu = forward_mtu
+        self.route_mtu = None
+        family = socket.AF_INET6 if version == 6 else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
+        self.sock.setblocking(False)
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 1024 * 1024)
+        except OSError:
+            pass
+        if version == 6:
+            # Requests may be fragmented, by us, to what the forward path really carries.
+            self.sock.setsockopt(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DONT)
+            if forward_mtu and forward_mtu >= MIN_MTU[6]:
+                try:
+                    self.sock.setsockopt(SOL_IPV6, IPV6_MTU, int(forward_mtu))
+                except OSError:
+                    pass
+                self.route_mtu = _route_mtu(address, port)
+        else:
+            # DF off: routers fragment requests larger than the forward path.
+            self.sock.setsockopt(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DONT)
+
+    def close(self):
+        self.sock.close()
+
+    def padded(self, size):
+        """The request size for a reply of `size` bytes.
+
+        Linux sends an IPv6 datagram no larger than the route MTU whole, even when IPV6_MTU
+        is smaller (it only fragments datagrams above the route MTU, at IPV6_MTU). So a
+        request between the forward path MTU and the route MTU is padded past the route MTU,
+        to be fragmented and cross the forward path. IPv4 routers fragment by themselves."""
+        if self.version == 6 and self.forward_mtu and self.route_mtu and \
+                self.forward_mtu < size <= self.route_mtu:
+            return self.route_mtu + 1
+        return size
+
+    def send(self, kind, size=0, total=0):
+        self.seq += 1
+        seq = self.seq
+        payload = max(HEADER_LEN, total - self.overhead if total else 0)
+        message = encode(self.key, b"Q", kind, seq, self.nonce, size=size, total=payload)
+        self.sent[seq] = (kind, size, time.monotonic())
+        if kind == PROBE:
+            self.probes += 1
+        try:
+            self.sock.sendto(message, self.address)
+        except OSError as err:
+            if err.errno in (errno.ENOBUFS, errno.EAGAIN, errno.ECONNREFUSED, errno.EHOSTUNREACH,
+                             errno.ENETUNREACH):
+                return seq
+            raise
+        return seq
+
+    def collect(self, wanted, until):
+        """Read answers until every seq in `wanted` has one or `until` (monotonic) passes."""
+        wanted = set(wanted)
+        while True:
+            self._drain()
+            if wanted.issubset(self.replies):
+                return
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                select.select([self.sock], [], [], remaining)
+            except InterruptedError:
+                pass
+
+    def _drain(self):
+        for _ in range(512):
+            try:
+                data, _addr = self.sock.recvfrom(65535)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                continue  # an ICMP error (e.g. port unreachable) surfaced on the socket
+            message = decode(self.key, b"A", data)
+            if message is None:
+                continue
+            kind, seq, nonce, size, body = message
+            if nonce != self.nonce or seq not in self.sent or seq in self.replies:
+                continue
+            sent_kind, sent_size, stamp = self.sent[seq]
+            if (kind & ~ANSWER) != sent_kind and kind != LIMIT:
+                continue
+            if kind == PROBE | ANSWER and len(data) + self.overhead != sent_size:
+                continue
+            self.replies[seq] = (kind, sent_size, time.monotonic() - stamp, body)
+
+
+def _route_mtu(address, port):
+    """The kernel's MTU for the route to address (IPv6), or None."""
+    probe = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    try:
+        probe.connect((address, port))
+        return probe.getsockopt(SOL_IPV6, IPV6_MTU)
+    except OSError:
+        return None
+    finally:
+        probe.close()
+
+
+def _spread(low, high, count):
+    """Up to `count` distinct integers strictly between low and high, evenly spaced."""
+    if high - low <= 1:
+        return []
+    if high - low - 1 <= count:
+        return list(range(low + 1, high))
+    step = (high - low) / float(count + 1)
+    return sorted({int(round(low + step * i)) for i in range(1, count + 1)} - {low, high})
+
+
+def measure_reverse(address, port, token, version, forward_mtu=None, min_size=None,
+                    max_size=None, timeout=1.0, deadline=None):
+    """Measure the reverse path MTU (dest -> here) with p1's reflector at address:port.
+
+    Returns a dict: reverse-path-mtu (int or None), reverse-pmtud, reverse-local-mtu (p1's own
+    limit when found), reverse-ptb (PTBs p1 received), probes, elapsed, rtt, error, notes, and
+    the dest's report (`dest-report`) when its STATUS answer came back.
+    """
+    started = time.monotonic()
+    if deadline is None:
+        deadline = started + max_duration({"timeout": "PT%gS" % timeout})
+    key = token_key(token)
+    floor = max(MIN_MTU[version], min_size or 0, IP_HEADER[version] + UDP_HEADER + HEADER_LEN)
+    ceiling = min(int(max_size or DEFAULT_MAX_SIZE), 65535)
+    if ceiling < floor:
+        ceiling = floor
+    answer = {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "reverse-local-mtu": None,
+              "reverse-ptb": [], "probes": 0, "elapsed": 0.0, "rtt": None, "error": None,
+              "notes": [], "dest-report": None, "reflector": "%s:%d" % (address, port)}
+    try:
+        client = _Client(address, port, key, version, forward_mtu)
+    except OSError as err:
+        answer["error"] = "cannot open the reverse-path socket: %s" % (err.strerror or err)
+        return answer
+    try:
+        return _search(client, answer, floor, ceiling, timeout, deadline, started)
+    except OSError as err:
+        answer["error"] = "reverse path measurement failed: %s" % (err.strerror or err)
+        return answer
+    finally:
+        answer["probes"] = client.probes
+        answer["elapsed"] = round(time.monotonic() - started, 3)
+        client.close()
+
+
+def _search(client, answer, floor, ceiling, timeout, deadline, started):
+    # 1. Hello until the reflector answers (it may start a little after us).
+    hello_until = min(deadline, started + HELLO_WINDOW)
+    rtt = None
+    while rtt is None and time.monotonic() < hello_until:
+        seq = client.send(HELLO)
+        client.collect([seq], min(hello_until, time.monotonic() + HELLO_INTERVAL))
+        answered = [v for s, v in client.replies.items() if v[0] == HELLO | ANSWER]
+        if answered:
+            rtt = min(v[2] for v in answered)
+    if rtt is None:
+        answer["error"] = ("the dest participant's reflector at %s did not answer within %.1f s "
+                           "(dest not running the tool, port filtered, or a wrong token)"
+                           % (answer["reflector"], hello_until - started))
+        return answer
+    answer["rtt"] = round(rtt, 6)
+    wait = min(max(timeout, 0.05), max(0.15, 8 * rtt))
+
+    # 2. The size search: largest size answered (good), sizes that stayed silent, sizes the
+    #    dest host itself refused (LIMIT, definitive).
+    good = None
+    silent = {}
+    refused = set()
+    plan = sorted({s for s in (floor,) + PLATEAUS + (ceiling,) if floor <= s <= ceiling})
+    rounds = 0
+    boundary = None
+    while plan and rounds < MAX_ROUNDS and time.monotonic() + wait < deadline:
+        rounds += 1
+        seqs = [client.send(PROBE, size, client.padded(size)) for size in plan]
+        client.collect(seqs, time.monotonic() + wait)
+        for seq in seqs:
+            reply = client.replies.get(seq)
+            size = client.sent[seq][1]
+            if reply is None:
+                silent[size] = silent.get(size, 0) + 1
+            elif reply[0] == LIMIT:
+                refused.add(size)
+        # Late answers to earlier rounds count too.
+        for kind, size, _rtt, _body in client.replies.values():
+            if kind == PROBE | ANSWER and (good is None or size > good):
+                good = size
+        low = good if good is not None else floor - 1
+        above = sorted({s for s in silent if s > low} | {s for s in refused if s > low})
+        if good is not None and good >= ceiling:
+            boundary = None
+            break
+        if not above:
+            plan = [ceiling] if good is None or good < ceiling else []
+            continue
+        high = above[0]
+        settled = high in refused or silent.get(high, 0) >= CONFIRM
+        if high == low + 1 and settled:
+            boundary = high
+            break
+        plan = _spread(low, high, SIZES_PER_ROUND - 1)
+        if not settled:
+            plan += [high] * (2 if high == low + 1 else 1)
+    answer["rounds"] = rounds
+
+    # 3. STATUS: p1's view (PTBs it received, its own limit); also tells it we are done.
+    report = status(client, wait, deadline, boundary or 0)
+    answer["dest-report"] = report
+    if report:
+        answer["reverse-ptb"] = report.get("ptb") or []
+
+    if good is None:
+        answer["error"] = "no reply of even %d bytes came back from the dest (reverse path)" % floor
+        return answer
+    answer["reverse-path-mtu"] = good
+    if boundary is None and good < ceiling:
+        answer["notes"].append("reverse search stopped early (time budget); %d is a lower bound"
+                               % good)
+        return answer
+    if boundary is None:
+        answer["notes"].append("replies of the largest size tried (%d) came back" % ceiling)
+        answer["reverse-pmtud"] = "not-needed"
+        return answer
+    if boundary in refused:
+        answer["reverse-local-mtu"] = good
+        answer["reverse-pmtud"] = "not-needed"
+        return answer
+    limit = (report or {}).get("local-limit")
+    if limit and limit - 1 == (report or {}).get("largest-reply"):
+        answer["reverse-local-mtu"] = limit - 1
+    sent = ((report or {}).get("boundary") or {}).get("sent")
+    if report is not None and not sent:
+        answer["notes"].append("requests for %d-byte replies never reached the dest (lost on the "
+                               "forward path): %d is a lower bound of the reverse path MTU"
+                               % (boundary, good))
+        answer["reverse-pmtud"] = "unknown"
+    elif report is None:
+        answer["notes"].append("the dest's STATUS answer was lost: reverse PMTUD not judged here")
+        answer["reverse-pmtud"] = "unknown"
+        answer["pending"] = True  # merged-results decides from the dest's own report
+    elif any(p.get("useful") for p in answer["reverse-ptb"]):
+        answer["reverse-pmtud"] = "ok"
+    else:
+        answer["reverse-pmtud"] = "blackhole"
+        if answer["reverse-ptb"]:
+            answer["notes"].append("the dest only received PTBs with unusable MTU values")
+    return answer
+
+
+def status(client, wait, deadline, boundary=0):
+    """Send STATUS (padded so the answer fits) until answered; p1's report dict, or None.
+    `boundary`: the reply size found silent, whose sending p1 confirms in `boundary`."""
+    for _ in range(STATUS_TRIES):
+        if time.monotonic() >= deadline:
+            break
+        seq = client.send(STATUS, boundary, STATUS_SIZE)
+        client.collect([seq], min(deadline, time.monotonic() + max(wait, 0.3)))
+        reply = client.replies.get(seq)
+        if reply is not None:
+            try:
+                report = json.loads(reply[3].decode())
+            except ValueError:
+                return None
+            return report if isinstance(report, dict) else None
+    return None
+
+
+def say_goodbye(address, port, token, version, deadline, wait=0.3):
+    """Only the STATUS exchange (used when no reverse search ran): p1 stops serving early."""
+    try:
+        client = _Client(address, port, token_key(token), version, None)
+    except (OSError, ValueError):
+        return None
+    try:
+        return status(client, wait, deadline)
+    except OSError:
+        return None
+    finally:
+        client.close()
+
+
+def max_duration(spec):
+    """Upper bound, in seconds, of measure_reverse for a spec (pure function of the spec)."""
+    from .spec import duration_seconds_or_none
+    timeout = duration_seconds_or_none((spec or {}).get("timeout") or "PT1S") or 1.0
+    # The per-round wait is min(timeout, max(0.15, 8 rtt)); budget a full `timeout` per round
+    # so the bound holds on any RTT.
+    wait = max(timeout, 0.15)
+    return HELLO_WINDOW + MAX_ROUNDS * wait + STATUS_TRIES * max(wait, 0.3) + 0.5

@@ -1,0 +1,182 @@
+"""The pmtu test result: built from the phases on the source, merged with the dest's view.
+
+`assemble` runs on the source (p0) at the end of its run: its output is already a complete
+test result. `merge` runs on the lead in `merged-results`: it takes p0's result and folds in
+what only p1 knows (PTBs its reflector received, which decide a reverse black hole when p0
+could not ask; the iperf3 server's side of each throughput leg). Both always return a result
+that validates against the schema (jumbo.validate.check_result).
+
+Verdicts:
+  succeeded   true whenever the forward phase measured a path MTU. A black hole found is a
+              successful measurement; a missing or failing dest participant is reported in
+              `reverse-error` / `diags` without failing the forward answer.
+  jumbo       forward path MTU >= target-mtu (the direction the data flows in).
+  pmtud       forward PMTUD verdict from the probe engine.
+  reverse-*   dest -> source, measured with the dest's reflector (jumbo.reflector).
+"""
+
+import copy
+
+from . import validate as validation
+
+SCHEMA = 1
+
+# Fields of the probe engine's answer that the test result carries over as they are.
+FORWARD_FIELDS = ("path-mtu", "local-mtu", "pmtud", "blackhole", "method", "ip-version",
+                  "dest-ip", "hops", "flows", "probes", "elapsed", "ptb")
+
+
+def _base(spec):
+    target = (spec or {}).get("target-mtu", 9000)
+    return {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
+            "path-mtu": None, "local-mtu": None, "target-mtu": target, "jumbo": None,
+            "pmtud": "unknown", "blackhole": None, "hops": [], "flows": [], "ptb": [],
+            "probes": 0, "reverse-path-mtu": None, "throughput": None}
+
+
+def _join(*parts):
+    return "; ".join(p for p in parts if p)
+
+
+def assemble(spec, forward, forward_error=None, reverse=None, throughput=None, peer_error=None):
+    """The test result from the phases' outputs (any of them may be None)."""
+    spec = spec or {}
+    result = _base(spec)
+    notes = []
+    if isinstance(forward, dict):
+        for key in FORWARD_FIELDS:
+            if key in forward and forward[key] is not None:
+                result[key] = copy.deepcopy(forward[key])
+        if forward.get("diags"):
+            notes.append(str(forward["diags"]))
+    if result["path-mtu"] is not None and not forward_error:
+        result["succeeded"] = True
+        result["jumbo"] = result["path-mtu"] >= result["target-mtu"]
+    else:
+        result["error"] = forward_error or "the forward path MTU could not be measured"
+    if spec.get("reverse"):
+        _fold_reverse(result, reverse, peer_error)
+    if spec.get("throughput") is not None:
+        result["throughput"] = throughput if isinstance(throughput, dict) else {
+            "runs": [], "verdict": "failed", "skipped": None,
+            "error": peer_error or "the throughput phase did not run"}
+    result["diags"] = _join(*notes)
+    return _checked(result)
+
+
+def _fold_reverse(result, reverse, peer_error):
+    if not isinstance(reverse, dict):
+        reverse = {"error": peer_error or "the reverse phase did not run"}
+    result["reverse-path-mtu"] = reverse.get("reverse-path-mtu")
+    result["reverse-pmtud"] = reverse.get("reverse-pmtud") or "unknown"
+    result["reverse-local-mtu"] = reverse.get("reverse-local-mtu")
+    result["reverse-ptb"] = [_ptb(p) for p in reverse.get("reverse-ptb") or []]
+    result["reverse-error"] = reverse.get("error")
+    if reverse.get("probes"):
+        result["probes"] = int(result.get("probes") or 0) + int(reverse["probes"])
+    detail = {}
+    for key in ("rtt", "elapsed", "probes", "rounds", "reflector", "notes", "pending"):
+        if reverse.get(key) is not None:
+            detail[key] = reverse[key]
+    result["reverse"] = detail
+
+
+def _ptb(entry):
+    entry = entry if isinstance(entry, dict) else {}
+    return {"from": entry.get("from"), "mtu": entry.get("mtu"), "size": entry.get("size"),
+            "useful": bool(entry.get("useful")), "count": entry.get("count") or 1}
+
+
+def _checked(result):
+    valid, error = validation.check_result(result)
+    if valid:
+        return result
+    broken = _base({"target-mtu": result.get("target-mtu", 9000)})
+    broken["error"] = "internal error: the result does not match its schema (%s)" % error
+    broken["diags"] = result.get("diags") or ""
+    return broken
+
+
+# ----------------------------------------------------------------------------------------------
+# merged-results
+
+def _failed(error, spec=None, diags=""):
+    result = _base(spec)
+    result["error"] = error
+    result["diags"] = diags or ""
+    return result
+
+
+def merge(test, participant_results):
+    """merged-results: the test result from [p0 output, p1 output | null]."""
+    spec = test.get("spec") if isinstance(test, dict) else None
+    spec = spec if isinstance(spec, dict) else {}
+    if not isinstance(participant_results, list) or not participant_results:
+        return _failed("no participant results to merge", spec)
+    lead = participant_results[0]
+    if not isinstance(lead, dict):
+        return _failed("the source participant produced no result", spec)
+    inner = lead.get("result")
+    if not isinstance(inner, dict) or "schema" not in inner:
+        error = lead.get("error") or "the source participant failed"
+        return _failed(str(error), spec, str(lead.get("diags") or ""))
+    result = copy.deepcopy(inner)
+    notes = [result.get("diags") or ""]
+    dest = participant_results[1] if len(participant_results) > 1 else None
+    if len(participant_results) > 1:
+        notes.append(_fold_dest(result, spec, dest))
+    result["diags"] = _join(*notes)
+    return _checked(result)
+
+
+def _fold_dest(result, spec, dest):
+    """Add p1's view to p0's result; returns a note for diags."""
+    if not isinstance(dest, dict):
+        note = "the dest participant's result is missing"
+        if spec.get("reverse") and result.get("reverse-path-mtu") is None \
+                and not result.get("reverse-error"):
+            result["reverse-error"] = note
+        return note
+    note = None
+    if not dest.get("succeeded"):
+        note = "dest participant: %s" % (dest.get("error") or "failed")
+        if spec.get("reverse") and result.get("reverse-path-mtu") is None \
+                and not result.get("reverse-error"):
+            result["reverse-error"] = note
+    inner = dest.get("result") if isinstance(dest.get("result"), dict) else {}
+    report = inner.get("reflector") if isinstance(inner.get("reflector"), dict) else None
+    if report is not None and spec.get("reverse"):
+        received = [_ptb(p) for p in report.get("ptb") or []]
+        if received and len(received) > len(result.get("reverse-ptb") or []):
+            result["reverse-ptb"] = received
+        reverse = result.get("reverse") or {}
+        if result.get("reverse-pmtud") == "unknown" and reverse.get("pending") and \
+                result.get("reverse-path-mtu") is not None:
+            # p0 found the reverse limit but lost p1's STATUS answer: p1's own report decides.
+            result["reverse-pmtud"] = "ok" if any(p["useful"] for p in received) else "blackhole"
+        if report.get("local-limit") and result.get("reverse-local-mtu") is None and \
+                report["local-limit"] - 1 == report.get("largest-reply"):
+            result["reverse-local-mtu"] = report["local-limit"] - 1
+        result["reverse"] = dict(reverse, **{"dest-stats": report.get("stats")})
+    server = inner.get("throughput-server")
+    if isinstance(result.get("throughput"), dict) and isinstance(server, dict):
+        result["throughput"]["server"] = server
+        if not server.get("succeeded") and not result["throughput"].get("error"):
+            result["throughput"]["error"] = "iperf3 server: %s" % server.get("error")
+    return note
+
+
+def merge_text(text):
+    """merged-results on raw stdin text: always a result object, never an exception."""
+    from .plugin import loads
+    try:
+        data = loads(text)
+    except ValueError as err:
+        return _failed("Invalid input: %s" % err)
+    if not isinstance(data, dict):
+        return _failed("Invalid input: expected an object with test and results")
+    try:
+        return merge(data.get("test"), data.get("results"))
+    except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
+        return _failed("cannot merge the participants' results: %s: %s"
+                       % (type(err).__name__, err))

@@ -1,0 +1,489 @@
+"""The `jumbocheck` tool: everything behind its pScheduler methods.
+
+Participants (from the pmtu test's `participants`):
+  p0 = the source = the lead: probes the forward path (jumbo.probe), measures the reverse path
+       against p1's reflector (jumbo.reflector) and runs the iperf3 clients (jumbo.throughput);
+  p1 = the dest, present only when the spec asks for `reverse` or `throughput`: runs the
+       reflector (UDP) and, for the throughput phase, one `iperf3 -s` for this run's legs.
+
+Participant data (computed at scheduling time, on each participant for its own index):
+  p0: {"schema": 1, "protocol": 1}
+  p1: {"schema": 1, "protocol": 1, "reflector-port": <UDP port, random in REFLECTOR_PORTS>,
+       "iperf3-port": <TCP port: spec throughput.port, else random in throughput.PORT_RANGE>
+       (only with a throughput phase), "_token": <128-bit random hex, one per run>}
+  The ports are only chosen here; p1 binds them when its `run` starts and fails clearly
+  ("port N is busy") if something else holds them by then. `_token` is private: the server
+  gives it to both `run`s (part-data-full is fetched with the task key) but nulls it in
+  everything else.
+
+Time budget (`duration`, a pure function of the spec, rounded up to whole seconds):
+  START_WAIT (clock skew between the nodes, p1 start-up)
+  + jumbo.probe.max_duration(spec)                  forward phase
+  + jumbo.reflector.max_duration(spec)              reverse phase, when `reverse`
+  + jumbo.throughput.duration(spec)                 throughput phase, when `throughput`
+  + STATUS_BUDGET + TEARDOWN
+  Every phase runs against a hard deadline derived from schedule.start + the slot, and a
+  last-resort alarm turns an overrun into a clean `succeeded: false` line before the runner's
+  kill (slot end + 1 s).
+
+Output of `run`: exactly one JSON line {"succeeded", "result", "error", "diags"}.
+  p0's `result` is already the test's result object (jumbo.result.assemble); p1's is
+  {"role": "dest", "reflector": {...}, "throughput-server": {...}|null}. `merged-results`
+  (jumbo.result.merge) folds p1's view into p0's.
+"""
+
+import datetime
+import math
+import random
+import re
+import signal
+import socket
+import threading
+import time
+
+from . import reflector
+from . import result as results
+from . import spec as specs
+
+TOOL = "jumbocheck"
+PROTOCOL = 1
+SCHEMA = 1
+# UDP ports the dest's reflector picks from (participant-data).
+REFLECTOR_PORTS = (5500, 5599)
+
+START_WAIT = 2.0      # p0 waits this long after start before talking to p1 (skew, start-up)
+STATUS_BUDGET = 2.0   # the final STATUS exchange with p1 when no reverse search ran
+TEARDOWN = 2.0        # stopping servers, writing the result
+DEST_EXIT_MARGIN = 1.0  # p1 stops this long before the slot ends
+FALLBACK_PROBE_SECONDS = 30.0  # used only if the probe engine has no max_duration
+
+
+class RunError(Exception):
+    """A run cannot go on; the text is for the operator."""
+
+
+class _Deadline(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------------------------
+# Input checks shared by the methods
+
+def _test_spec(test, what="input"):
+    """The spec of a {"type", "spec"} object, checked; raises ValueError with the reason."""
+    if not isinstance(test, dict):
+        raise ValueError("%s must be a JSON object with type and spec" % what)
+    if test.get("type") != "pmtu":
+        raise ValueError("%s: this tool only runs the pmtu test, not %r" % (what, test.get("type")))
+    spec = test.get("spec")
+    if not isinstance(spec, dict):
+        raise ValueError("%s: spec must be a JSON object" % what)
+    valid, error = specs.validate(spec)
+    if not valid:
+        raise ValueError("Invalid spec: %s" % error)
+    return spec
+
+
+def _probe_module():
+    try:
+        from . import probe
+    except ImportError as err:  # pragma: no cover - only when the engine is not installed
+        raise RunError("the probe engine (jumbo.probe) is not available: %s" % err)
+    return probe
+
+
+def _throughput_module():
+    from . import throughput
+    return throughput
+
+
+# ----------------------------------------------------------------------------------------------
+# can-run, duration, participant-data
+
+def can_run(test):
+    """{"can-run": true} or {"can-run": false, "reasons": [...]}; never raises."""
+    reasons = []
+    try:
+        spec = _test_spec(test, "test")
+    except ValueError as err:
+        return {"can-run": False, "reasons": [str(err)]}
+    except Exception as err:  # noqa: BLE001 - can-run must always answer valid JSON
+        return {"can-run": False, "reasons": ["cannot check the spec: %s" % err]}
+    try:
+        _probe_module()
+    except RunError as err:
+        reasons.append(str(err))
+    if spec.get("throughput") is not None:
+        try:
+            ok, reason = _throughput_module().available()
+        except Exception as err:  # noqa: BLE001
+            ok, reason = False, "the throughput phase is not available: %s" % err
+        if not ok:
+            reasons.append("throughput phase: %s" % reason)
+    if reasons:
+        return {"can-run": False, "reasons": reasons}
+    return {"can-run": True}
+
+
+def phase_budget(spec):
+    """Seconds per phase for a spec: {"start", "forward", "reverse", "throughput", "end"}."""
+    full = specs.with_defaults(spec)
+    try:
+        probe = _probe_module()
+        forward = float(probe.max_duration(full))
+    except (RunError, AttributeError):
+        forward = FALLBACK_PROBE_SECONDS
+    reverse = reflector.max_duration(full) if full.get("reverse") else 0.0
+    throughput = 0.0
+    if full.get("throughput") is not None:
+        throughput = float(_throughput_module().duration(full))
+    two = specs.needs_dest_participant(full)
+    return {"start": START_WAIT if two else 0.0, "forward": forward, "reverse": reverse,
+            "throughput": throughput, "end": (STATUS_BUDGET if two else 0.0) + TEARDOWN}
+
+
+def duration_seconds(spec):
+    return int(math.ceil(sum(phase_budget(spec).values())))
+
+
+def duration(test):
+    """{"duration": "PT<n>S"}: an honest upper bound of the whole run (pure function)."""
+    spec = _test_spec(test, "test")
+    return {"duration": "PT%dS" % duration_seconds(spec)}
+
+
+def participant_data(request):
+    """What one participant tells the others, at scheduling time."""
+    if not isinstance(request, dict):
+        raise ValueError("input must be a JSON object with participant and test")
+    index = request.get("participant")
+    if isinstance(index, bool) or not isinstance(index, int) or index not in (0, 1):
+        raise ValueError("participant must be 0 or 1, not %r" % (index,))
+    spec = _test_spec(request.get("test"), "test")
+    data = {"schema": SCHEMA, "protocol": PROTOCOL}
+    if index == 0:
+        return data
+    rng = random.SystemRandom()
+    data["reflector-port"] = rng.randint(REFLECTOR_PORTS[0], REFLECTOR_PORTS[1])
+    phase = spec.get("throughput")
+    if phase is not None:
+        data["iperf3-port"] = phase.get("port") or _throughput_module().choose_port()
+    data["_token"] = reflector.new_token()
+    return data
+
+
+# ----------------------------------------------------------------------------------------------
+# run
+
+_ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?"
+                     r"(Z|[+-]\d{2}:?\d{2})?$")
+
+
+def parse_time(text):
+    """Unix time of an ISO 8601 timestamp with offset (as the runner writes schedule.start)."""
+    if not isinstance(text, str):
+        raise ValueError("schedule.start must be an ISO 8601 timestamp")
+    match = _ISO_RE.match(text.strip())
+    if not match:
+        raise ValueError("schedule.start %r is not an ISO 8601 timestamp" % text)
+    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
+    fraction = float(match.group(7) or 0)
+    zone = match.group(8) or "Z"
+    offset = 0
+    if zone != "Z":
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
+    moment = datetime.datetime(year, month, day, hour, minute, second,
+                               tzinfo=datetime.timezone.utc)
+    return moment.timestamp() - offset + fraction
+
+
+class _Run(object):
+    """A parsed run input."""
+
+    def __init__(self, run_input):
+        if not isinstance(run_input, dict):
+            raise ValueError("run input must be a JSON object")
+        self.spec = _test_spec(run_input.get("test"), "test")
+        self.full = specs.with_defaults(self.spec)
+        index = run_input.get("participant")
+        if isinstance(index, bool) or index not in (0, 1):
+            raise ValueError("participant must be 0 or 1, not %r" % (index,))
+        self.index = index
+        schedule = run_input.get("schedule")
+        if not isinstance(schedule, dict):
+            raise ValueError("schedule must be an object with start and duration")
+        self.start = parse_time(schedule.get("start"))
+        slot = schedule.get("duration")
+        try:
+            self.slot = specs.duration_seconds(slot) if slot is not None \
+                else float(duration_seconds(self.spec))
+        except ValueError as err:
+            raise ValueError("schedule.duration: %s" % err)
+        self.end = self.start + self.slot
+        data = run_input.get("participant-data")
+        self.data = data if isinstance(data, list) else []
+        self.two = specs.needs_dest_participant(self.full)
+        self.budget = phase_budget(self.spec)
+
+    def peer(self):
+        """p1's participant data (ports, token), or raise RunError."""
+        if len(self.data) < 2 or not isinstance(self.data[1], dict):
+            raise RunError("no participant data from the dest participant")
+        data = self.data[1]
+        if data.get("protocol") != PROTOCOL:
+            raise RunError("the dest participant speaks jumbocheck protocol %r, this node %d"
+                           % (data.get("protocol"), PROTOCOL))
+        return data
+
+
+def _sleep_until(moment):
+    while True:
+        remaining = moment - time.time()
+        if remaining <= 0:
+            return
+        time.sleep(min(remaining, 1.0))
+
+
+def _failure(error, diags=""):
+    return {"schema": SCHEMA, "succeeded": False, "result": None, "error": error,
+            "diags": diags}
+
+
+def run_participant(run_input):
+    """Run one participant; returns its output object (never raises)."""
+    try:
+        run = _Run(run_input)
+    except ValueError as err:
+        return _failure(str(err), "the run input was rejected before measuring")
+    except Exception as err:  # noqa: BLE001 - never a traceback
+        return _failure("cannot read the run input: %s: %s" % (type(err).__name__, err))
+    alarm = _arm_alarm(run.end - 0.3)
+    try:
+        if run.index == 1:
+            return _run_dest(run)
+        return _run_source(run)
+    except _Deadline:
+        return _failure("the run reached the end of its time slot and was stopped",
+                        "phase budget: %s" % _budget_text(run.budget))
+    except RunError as err:
+        return _failure(str(err))
+    except Exception as err:  # noqa: BLE001 - never a traceback
+        return _failure("%s: %s" % (type(err).__name__, err), "unexpected failure in run")
+    finally:
+        _disarm_alarm(alarm)
+
+
+def _arm_alarm(moment):
+    """A last resort: SIGALRM just before the slot ends (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def fire(signum, frame):
+        raise _Deadline()
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, max(0.01, moment - time.time()))
+    return previous
+
+
+def _disarm_alarm(previous):
+    if previous is None:
+        return
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def _budget_text(budget):
+    return ", ".join("%s %.1f s" % (k, budget[k]) for k in
+                     ("start", "forward", "reverse", "throughput", "end"))
+
+
+# -- p1 -------------------------------------------------------------------------------------------
+
+def _run_dest(run):
+    data = run.peer()
+    port, token = data.get("reflector-port"), data.get("_token")
+    if not isinstance(port, int) or not isinstance(token, str):
+        raise RunError("participant data of the dest lacks the reflector port or token")
+    versions = (run.full["ip-version"],) if run.full.get("ip-version") in (4, 6) else (4, 6)
+    server = reflector.Reflector(port, token, versions)
+    try:
+        server.open()
+    except reflector.ReflectorError as err:
+        raise RunError(str(err))
+    deadline = run.end - DEST_EXIT_MARGIN
+    iperf = {}
+    thread = None
+    try:
+        if run.full.get("throughput") is not None:
+            iperf_port = data.get("iperf3-port")
+
+            def serve():
+                try:
+                    _sleep_until(run.start)
+                    iperf["result"] = _throughput_module().serve(run.full, iperf_port, deadline)
+                except Exception as err:  # noqa: BLE001
+                    iperf["result"] = {"succeeded": False, "error": "%s: %s"
+                                       % (type(err).__name__, err)}
+
+            thread = threading.Thread(target=serve)
+            thread.daemon = True
+            thread.start()
+        # The reflector answers from now on (a little before start is harmless, and covers
+        # clock skew) until p0 says it is done or the slot ends.
+        server.serve(time.monotonic() + (deadline - time.time()))
+        if thread is not None:
+            thread.join(max(0.0, deadline - time.time()))
+    finally:
+        server.close()
+    report = server.report()
+    served = iperf.get("result")
+    notes = []
+    if not report["stats"]["answered"]:
+        notes.append("no valid request reached the reflector")
+    if thread is not None and served is None:
+        notes.append("the iperf3 server had not finished at the deadline")
+    output = {"role": "dest", "reflector": report, "throughput-server": served}
+    error = None
+    if served is not None and not served.get("succeeded"):
+        error = "iperf3 server: %s" % served.get("error")
+    return {"schema": SCHEMA, "succeeded": error is None, "result": output, "error": error,
+            "diags": "; ".join(notes + report["notes"]) or "reflector on port %d" % port}
+
+
+# -- p0 -------------------------------------------------------------------------------------------
+
+def _resolve(host, version):
+    family = {4: socket.AF_INET, 6: socket.AF_INET6}.get(version, socket.AF_UNSPEC)
+    try:
+        infos = socket.getaddrinfo(host, None, family, socket.SOCK_DGRAM)
+    except socket.gaierror as err:
+        raise RunError("cannot resolve %s: %s" % (host, err.strerror or err))
+    for want in (socket.AF_INET, socket.AF_INET6):
+        for info in infos:
+            if info[0] == want:
+                return info[4][0], 6 if want == socket.AF_INET6 else 4
+    raise RunError("no IPv%s address for %s" % (version or "4/6", host))
+
+
+def _forward(run, deadline):
+    """The forward phase: (result dict or None, error or None)."""
+    probe = _probe_module()
+    spec = dict(run.full)
+    try:
+        outcome = probe.measure(spec)
+    except getattr(probe, "ProbeError", RunError) as err:
+        return None, str(err)
+    if not isinstance(outcome, dict):
+        return None, "the probe engine returned no result"
+    return outcome, None
+
+
+def _run_source(run):
+    _sleep_until(run.start)
+    diags = []
+    deadline = run.end - TEARDOWN
+
+    forward, forward_error = _forward(run, deadline)
+    if forward is not None and forward.get("succeeded") is False and not forward_error:
+        forward_error = forward.get("error") or "the forward measurement failed"
+
+    reverse = None
+    throughput = None
+    peer_error = None
+    if run.two:
+        try:
+            peer = run.peer()
+        except RunError as err:
+            peer, peer_error = None, str(err)
+        dest_ip, version = None, None
+        if forward is not None and forward.get("dest-ip"):
+            dest_ip, version = forward["dest-ip"], forward.get("ip-version")
+        if dest_ip is None:
+            try:
+                dest_ip, version = _resolve(run.full["dest"], run.full.get("ip-version"))
+            except RunError as err:
+                peer_error = peer_error or str(err)
+        version = 6 if version == 6 or (dest_ip and ":" in dest_ip) else 4
+        if peer is not None and dest_ip is not None:
+            # Give p1 its start-up time (and clock skew) before talking to it.
+            _sleep_until(run.start + START_WAIT)
+            path_mtu = forward.get("path-mtu") if forward else None
+            if run.full.get("reverse"):
+                reverse = _reverse(run, peer, dest_ip, version, path_mtu)
+            if run.full.get("throughput") is not None:
+                throughput = _throughput(run, peer, dest_ip, version, forward, path_mtu)
+            if not run.full.get("reverse"):
+                # Tell p1's reflector we are done (its STATUS answer carries its report).
+                goodbye = reflector.say_goodbye(dest_ip, peer.get("reflector-port"),
+                                                peer.get("_token") or "0" * 32, version,
+                                                time.monotonic() + min(
+                                                    STATUS_BUDGET, max(0.0, run.end - time.time()
+                                                                       - 1.0)))
+                if goodbye is None:
+                    diags.append("the dest's reflector did not answer the final STATUS")
+        elif run.full.get("reverse"):
+            reverse = {"reverse-path-mtu": None, "reverse-pmtud": "unknown",
+                       "error": peer_error or "the dest participant is not available"}
+
+    result = results.assemble(run.full, forward, forward_error, reverse, throughput,
+                              peer_error=peer_error)
+    diags.append("phase budget: %s" % _budget_text(run.budget))
+    diags.append("run took %.1f s of a %d s slot" % (time.time() - run.start, run.slot))
+    if result.get("diags"):
+        diags.insert(0, result["diags"])
+    result["diags"] = "; ".join(diags)
+    return {"schema": SCHEMA, "succeeded": bool(result.get("succeeded")), "result": result,
+            "error": result.get("error"), "diags": result["diags"]}
+
+
+def _reverse(run, peer, dest_ip, version, path_mtu):
+    port, token = peer.get("reflector-port"), peer.get("_token")
+    if not isinstance(port, int) or not isinstance(token, str):
+        return {"reverse-path-mtu": None, "reverse-pmtud": "unknown",
+                "error": "participant data of the dest lacks the reflector port or token"}
+    budget = run.budget["reverse"]
+    deadline = time.monotonic() + max(0.0, min(budget, run.end - TEARDOWN - time.time()
+                                               - run.budget["throughput"]))
+    timeout = specs.duration_seconds(run.full.get("timeout") or "PT1S")
+    try:
+        return reflector.measure_reverse(dest_ip, port, token, version, forward_mtu=path_mtu,
+                                         min_size=run.full.get("min-mtu"),
+                                         max_size=run.full.get("max-mtu"),
+                                         timeout=timeout, deadline=deadline)
+    except ValueError as err:
+        return {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "error": str(err)}
+
+
+def _throughput(run, peer, dest_ip, version, forward, path_mtu):
+    port = peer.get("iperf3-port")
+    if not isinstance(port, int):
+        return {"runs": [], "error": "participant data of the dest lacks the iperf3 port",
+                "verdict": "failed", "skipped": None}
+    deadline = run.end - TEARDOWN
+    local_mtu = forward.get("local-mtu") if forward else None
+    return _throughput_module().run_legs(run.full, dest_ip, port, path_mtu, version,
+                                         deadline=deadline, local_mtu=local_mtu)
+
+
+# ----------------------------------------------------------------------------------------------
+# Method entry points (text in, object out) used by the executables
+
+def can_run_text(text):
+    try:
+        from .plugin import loads
+        test = loads(text)
+    except ValueError as err:
+        return {"can-run": False, "reasons": [str(err)]}
+    return can_run(test)
+
+
+def run_text(text):
+    try:
+        from .plugin import loads
+        run_input = loads(text)
+    except ValueError as err:
+        return _failure(str(err), "the run input was not JSON")
+    return run_participant(run_input)
