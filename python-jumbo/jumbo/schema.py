@@ -145,6 +145,11 @@ RESULT_V1 = {
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
         "reverse-path-mtu": {"type": ["integer", "null"]},
+        # The reverse path (dest -> source), measured with the dest participant's reflector.
+        "reverse-pmtud": {"anyOf": [{"$ref": "#/definitions/pmtud"}, {"type": "null"}]},
+        "reverse-local-mtu": {"type": ["integer", "null"]},
+        "reverse-ptb": {"type": "array", "items": {"type": "object"}},
+        "reverse-error": {"type": ["string", "null"]},
         "probes": {"type": "integer", "minimum": 0},
         "throughput": {"anyOf": [THROUGHPUT_RESULT, {"type": "null"}]},
     },
