@@ -115,6 +115,11 @@ THROUGHPUT_RUN = {
         "succeeded": {"type": "boolean"},
         "throughput": {"type": ["number", "null"]},
         "retransmits": {"type": ["integer", "null"]},
+        # The kernel's sending MSS and path MTU for the flow: the proof the leg ran at its size.
+        "observed-mss": {"type": ["integer", "null"]},
+        "pmtu": {"type": ["integer", "null"]},
+        "stalled": {"type": "boolean"},
+        "error": {"type": ["string", "null"]},
     },
     "required": ["order", "mtu", "mss", "throughput"],
 }
@@ -126,6 +131,11 @@ THROUGHPUT_RESULT = {
         "standard": {"type": ["object", "null"]},
         "jumbo": {"type": ["object", "null"]},
         "gain": {"type": ["number", "null"]},
+        "gain-noise": {"type": ["number", "null"]},
+        "verdict": {"type": "string", "enum": ["jumbo-faster", "jumbo-slower", "no-difference",
+                                               "blackhole", "skipped", "failed"]},
+        "skipped": {"type": ["string", "null"]},
+        "jumbo-mtu": {"type": ["integer", "null"]},
     },
     "required": ["runs"],
 }
