@@ -41,14 +41,27 @@ def measurement(topology, source, dest, result, spec):
     return checks
 
 
-def headline_truth(topology, measured_pairs, target_mtu=mesh.TARGET_MTU):
-    """What the report must say about the pairs measured, from the truth alone."""
-    paths = len(measured_pairs)
-    capable = [p for p in measured_pairs
-               if mesh.expected(topology, p[0], p[1], target_mtu)["jumbo"]
-               and mesh.expected(topology, p[0], p[1], target_mtu)["pmtud"] != "blackhole"]
-    holes = sorted(p for p in measured_pairs
-                   if mesh.expected(topology, p[0], p[1], target_mtu)["pmtud"] == "blackhole")
-    return {"paths": paths, "capable-paths": len(capable),
-            "capable": (len(capable) / float(paths)) if paths else None,
+def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
+    """What the report must say about the measured pairs, from the truth alone.
+
+    `measured`: [(source, dest, reverse_measured)]. A path is jumbo-capable when it carries
+    the target size with no black hole in its own direction and in the reverse one, as far
+    as the measurements show the reverse (the far end's reflector, or the reverse pair's own
+    result); a reverse direction nobody measured does not count against it."""
+    def truth(s, d):
+        return mesh.expected(topology, s, d, target_mtu)
+
+    done = set((s, d) for s, d, _ in measured)
+    capable = 0
+    for source, dest, reverse in measured:
+        forward = truth(source, dest)
+        ok = forward["jumbo"] and forward["pmtud"] != "blackhole"
+        if reverse or (dest, source) in done:
+            back = truth(dest, source)
+            ok = ok and back["jumbo"] and back["pmtud"] != "blackhole"
+        capable += bool(ok)
+    holes = sorted((s, d) for s, d, _ in measured if truth(s, d)["pmtud"] == "blackhole")
+    paths = len(measured)
+    return {"paths": paths, "capable-paths": capable,
+            "capable": (capable / float(paths)) if paths else None,
             "blackholes": holes}

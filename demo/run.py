@@ -547,8 +547,8 @@ class Demo(object):
         return len(wanted & latest)
 
     def _check_report(self, measured):
-        pairs = [t.pair for t in measured if t.archived]
-        truth = checks.headline_truth(self.topology, pairs)
+        truth = checks.headline_truth(self.topology, [
+            (t.source, t.dest, bool(t.spec.get("reverse"))) for t in measured if t.archived])
         report = self.report_json
         ok = True
         paths = report.get("paths")
