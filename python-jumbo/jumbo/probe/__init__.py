@@ -1,0 +1,44 @@
+"""The path-MTU probing engine: exact forward path MTU, PMTUD health, black holes, hops, flows.
+
+Public API:
+    measure(spec) -> result dict (the test's result object, succeeded true)
+    max_duration(spec) -> seconds a measure() with this spec can take at most
+    ProbeError: raised with an operator-readable message when nothing can be measured
+                (unresolvable dest, no route, missing IP version, no answer at all)
+
+`spec` is a pmtu spec; missing defaults are filled in here (jumbo.spec.with_defaults).
+See transport.py for how probes travel and search.py for the size search.
+"""
+
+from .transport import ProbeError, Transport, Event  # noqa: F401
+from .engine import max_duration as _max_duration, Engine
+
+
+def _with_defaults(spec):
+    try:
+        from ..spec import with_defaults
+    except ImportError:  # pragma: no cover
+        full = dict(spec)
+        for key, value in (("target-mtu", 9000), ("flows", 4), ("hops", False),
+                           ("timeout", "PT1S")):
+            full.setdefault(key, value)
+        return full
+    return with_defaults(spec)
+
+
+def max_duration(spec):
+    """Upper bound (seconds) of measure(spec); the engine stops itself before it."""
+    return _max_duration(_with_defaults(spec))
+
+
+def measure(spec):
+    """Measure the path described by `spec`; raises ProbeError when it cannot."""
+    full = _with_defaults(spec)
+    if not full.get("dest"):
+        raise ProbeError("No dest given")
+    try:
+        return Engine(full).run()
+    except ProbeError:
+        raise
+    except OSError as err:
+        raise ProbeError("Probing failed: %s" % (err.strerror or err))

@@ -1,0 +1,482 @@
+"""The measurement: transports + per-flow size searches + TTL scans -> the result object."""
+
+import socket
+import time
+
+from . import transport as tp
+from .search import SizeSearch, useful_ptb
+
+MAX_TTL = 30
+PRIMARY_ROUNDS = 24
+SECONDARY_ROUNDS = 12
+MIN_WAIT = 0.02
+SETUP_SECONDS = 1.5
+
+
+def _timeout_seconds(spec):
+    value = spec.get("timeout", "PT1S")
+    try:
+        from ..spec import duration_seconds
+    except ImportError:  # pragma: no cover - spec.py always ships with the library
+        duration_seconds = None
+    if duration_seconds is not None:
+        return duration_seconds(value)
+    return float(value.strip("PTS"))
+
+
+def max_duration(spec):
+    """Upper bound, in seconds, of a measurement with this spec (defaults filled in).
+
+    Every round waits at most `timeout`; the size searches have a fixed number of rounds, the
+    TTL scans one round per hop, and the whole run also stops at this bound."""
+    t = _timeout_seconds(spec)
+    flows = int(spec.get("flows", 4))
+    scan_rounds = 2 * MAX_TTL if spec.get("hops") else MAX_TTL
+    return round(SETUP_SECONDS + 0.05 * flows + t * (PRIMARY_ROUNDS + SECONDARY_ROUNDS)
+                 + t * scan_rounds, 3)
+
+
+def iso_duration(seconds):
+    return "PT%sS" % ("%.6f" % max(seconds, 0.0)).rstrip("0").rstrip(".")
+
+
+class _Probe(object):
+    __slots__ = ("flow", "size", "ttl", "sent", "order", "outcome", "event", "group")
+
+    def __init__(self, flow, size, ttl, sent, order):
+        self.flow = flow
+        self.size = size
+        self.ttl = ttl
+        self.sent = sent
+        self.order = order
+        self.outcome = None
+        self.event = None
+        self.group = (id(flow), ttl)
+
+
+class _Flow(object):
+    def __init__(self, transport, tflow, search):
+        self.transport = transport
+        self.tflow = tflow
+        self.search = search
+        self.ptb = []
+
+
+class _Bucket(object):
+    """Our model of the dest's ICMP rate limit (Linux: burst 6, 1/s IPv4, faster IPv6)."""
+
+    def __init__(self, rate, capacity=6.0):
+        self.rate = rate
+        self.capacity = capacity
+        self.tokens = capacity
+        self.stamp = time.monotonic()
+
+    def level(self):
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        return self.tokens
+
+    def take(self):
+        self.level()
+        self.tokens -= 1.0
+
+
+class Engine(object):
+    def __init__(self, spec):
+        self.spec = spec
+        self.start = time.monotonic()
+        self.deadline = self.start + max_duration(spec) - 0.2
+        self.cap = _timeout_seconds(spec)
+        self.srtt = None
+        self.pending = {}
+        self.ptbs = []
+        self.unreach = []
+        self.transports = []
+        self.diags = []
+        self.order = 0
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _wait_limit(self):
+        if self.srtt is None:
+            return self.cap
+        return min(self.cap, max(4 * self.srtt, MIN_WAIT))
+
+    def _handle(self, transport, event):
+        probe = self.pending.get((id(transport), event.probe))
+        if probe is None:
+            return
+        if probe.outcome is not None and probe.outcome != "silent":
+            return
+        probe.outcome = event.kind
+        probe.event = event
+        if event.kind in (tp.ARRIVED, tp.TTL):
+            sample = event.when - probe.sent
+            self.srtt = sample if self.srtt is None else 0.75 * self.srtt + 0.25 * sample
+        if event.kind == tp.ARRIVED and transport.arrival_limited:
+            self.bucket.take()
+        search = probe.flow.search
+        if event.kind == tp.TOO_BIG:
+            entry = {"from": event.source, "mtu": event.mtu, "size": probe.size,
+                     "useful": useful_ptb(event.mtu, probe.size, self.version)}
+            self.ptbs.append(entry)
+            probe.flow.ptb.append(entry)
+        elif event.kind == tp.UNREACH:
+            self.unreach.append((event.source, event.icmp_type, event.icmp_code))
+        if probe.ttl is not None:
+            return
+        if event.kind == tp.ARRIVED:
+            search.arrived(probe.size)
+        elif event.kind == tp.TOO_BIG:
+            search.failed_sign(probe.size, ptb=True, ptb_mtu=event.mtu)
+
+    def _sleep_until(self, when):
+        when = min(when, self.deadline)
+        while True:
+            left = when - time.monotonic()
+            if left <= 0:
+                return
+            self._collect(time.monotonic() + left)
+
+    def _collect(self, until):
+        """Read events from every transport until `until` or until something arrived."""
+        import select
+        fds = {}
+        for transport in self.transports:
+            for fd in transport.fds():
+                fds[fd] = transport
+        left = max(0.0, until - time.monotonic())
+        ready = select.select(list(fds), [], [], left)[0] if fds else []
+        seen = set()
+        for fd in ready:
+            transport = fds[fd]
+            if id(transport) in seen:
+                continue
+            seen.add(id(transport))
+            for event in transport.poll(time.monotonic()):
+                self._handle(transport, event)
+        return bool(ready)
+
+    def _pace(self, items):
+        limited = set(id(f) for f, _, _ in items if f.transport.arrival_limited)
+        if not limited:
+            return
+        want = min(len(limited), self.bucket.capacity)
+        level = self.bucket.level()
+        if level < want:
+            self._sleep_until(time.monotonic() + (want - level) / self.bucket.rate)
+
+    def round(self, items):
+        """Send (flow, size, ttl) items back to back; wait until each is answered or
+        superseded by a later answered probe of its group, or the wait limit passes."""
+        self._pace(items)
+        probes = []
+        for flow, size, ttl in items:
+            if time.monotonic() >= self.deadline:
+                break
+            self.order += 1
+            try:
+                pid = flow.transport.send(size, flow.tflow, ttl)
+            except tp.LocalTooBig:
+                probe = _Probe(flow, size, ttl, time.monotonic(), self.order)
+                probe.outcome = tp.LOCAL
+                if ttl is None:
+                    flow.search.failed_sign(size, ptb=True)
+                probes.append(probe)
+                continue
+            probe = _Probe(flow, size, ttl, time.monotonic(), self.order)
+            self.pending[(id(flow.transport), pid)] = probe
+            probes.append(probe)
+        limit = min(time.monotonic() + self._wait_limit(), self.deadline)
+        while not self._complete(probes):
+            now = time.monotonic()
+            if now >= limit:
+                break
+            self._collect(limit)
+            if self.srtt is not None:
+                limit = min(limit, max(p.sent for p in probes) + self._wait_limit())
+        for probe in probes:
+            if probe.outcome is None:
+                probe.outcome = "silent"
+                ordered = self._superseded(probe, probes)
+                if probe.ttl is None:
+                    search = probe.flow.search
+                    if search.lo is not None and probe.size <= search.lo:
+                        if self.bucket.level() >= 1.0 or not probe.flow.transport.arrival_limited:
+                            search.lost()
+                    else:
+                        search.failed_sign(probe.size, ordered=ordered)
+        return probes
+
+    @staticmethod
+    def _superseded(probe, probes):
+        return any(other.group == probe.group and other.order > probe.order
+                   and other.outcome in (tp.ARRIVED, tp.TTL) for other in probes)
+
+    def _complete(self, probes):
+        return all(p.outcome is not None or self._superseded(p, probes) for p in probes)
+
+    # -- phases -----------------------------------------------------------------------------
+
+    def _new_search(self, arrival_limited):
+        return SizeSearch(self.local_max, self.min_size, version=self.version,
+                          arrival_limited=arrival_limited, target=self.spec.get("target-mtu"))
+
+    def _search_rounds(self, flows, rounds):
+        for _ in range(rounds):
+            if time.monotonic() >= self.deadline:
+                return
+            items = []
+            for flow in flows:
+                for size in flow.search.next_round():
+                    items.append((flow, size, None))
+            if not items:
+                return
+            self.round(items)
+            for flow in flows:
+                if flow.search.lo is None and flow.search.rounds >= 2 \
+                        and flow.transport.arrival_limited:
+                    # Nothing arrived, not even the sentinel: maybe the rate limit; let it
+                    # refill a little before the next try.
+                    self._sleep_until(time.monotonic() + min(0.5, 1.0 / self.bucket.rate))
+
+    def scan(self, flow, big, small, full):
+        """TTL-limited probes of `big` and `small` bytes, hop by hop: where big packets stop
+        (PTB or silence) and, when `full`, every hop's address, MTU and RTT."""
+        hops, blackhole, ptb_found, last_ip = [], None, False, None
+        current = big
+        for ttl in range(1, MAX_TTL + 1):
+            hop, reached, tries = None, False, 0
+            while hop is None and time.monotonic() < self.deadline and tries < 4:
+                tries += 1
+                sizes = [current, small] if current != small else [small]
+                probes = self.round([(flow, s, ttl) for s in sizes])
+                b = probes[0]
+                s = probes[-1]
+                if b.outcome in (tp.TTL, tp.ARRIVED):
+                    hop = {"ttl": ttl, "ip": b.event.source, "mtu": current,
+                           "rtt": iso_duration(b.event.when - b.sent)}
+                    reached = b.outcome == tp.ARRIVED
+                    continue
+                if b.outcome == tp.TOO_BIG:
+                    if useful_ptb(b.event.mtu, current, self.version):
+                        ptb_found = True
+                    if not full:
+                        return hops, blackhole, ptb_found
+                    current = _lower(current, b.event.mtu, flow.search.result(), self.version)
+                    continue
+                if s is not b and s.outcome in (tp.TTL, tp.ARRIVED):
+                    if blackhole is None:
+                        blackhole = {"ttl": ttl - 1, "ip": last_ip, "size": current}
+                    if not full:
+                        return hops, blackhole, ptb_found
+                    lowered = flow.search.result()
+                    if lowered is None or lowered >= current:
+                        hop = {"ttl": ttl, "ip": s.event.source, "mtu": None,
+                               "rtt": iso_duration(s.event.when - s.sent)}
+                        reached = s.outcome == tp.ARRIVED
+                    current = lowered if lowered is not None else small
+                    continue
+                if tries >= 2:
+                    hop = {"ttl": ttl, "ip": None, "mtu": None, "rtt": None}
+                    break
+                # Both silent: this hop's ICMP budget may be spent; let it refill.
+                self._sleep_until(time.monotonic() + 0.35)
+            if hop is None:
+                break
+            hops.append(hop)
+            last_ip = hop["ip"] or last_ip
+            if reached or hop["ip"] == self.dest_ip:
+                break
+        return hops, blackhole, ptb_found
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def _resolve(self):
+        dest = self.spec["dest"]
+        version = self.spec.get("ip-version")
+        family = {4: socket.AF_INET, 6: socket.AF_INET6}.get(version, socket.AF_UNSPEC)
+        try:
+            infos = socket.getaddrinfo(dest, None, family, socket.SOCK_DGRAM)
+        except socket.gaierror as err:
+            if version and err.errno in (socket.EAI_ADDRFAMILY, socket.EAI_NONAME,
+                                         getattr(socket, "EAI_NODATA", -5)):
+                try:
+                    socket.getaddrinfo(dest, None, socket.AF_UNSPEC, socket.SOCK_DGRAM)
+                    raise tp.ProbeError("%s has no IPv%d address" % (dest, version))
+                except socket.gaierror:
+                    pass
+            raise tp.ProbeError("Cannot resolve %s: %s" % (dest, err.strerror))
+        # Prefer IPv4 when nothing is asked, as pScheduler's default resolution does not
+        # matter here: the first answer of the resolver wins.
+        info = infos[0]
+        self.version = 4 if info[0] == socket.AF_INET else 6
+        self.dest_ip = info[4][0]
+        self.source = self.spec.get("source")
+        if self.source:
+            try:
+                sinfo = socket.getaddrinfo(self.source, None, info[0], socket.SOCK_DGRAM)
+                self.source = sinfo[0][4][0]
+            except socket.gaierror as err:
+                raise tp.ProbeError("Cannot resolve source %s for IPv%d: %s"
+                                    % (self.source, self.version, err.strerror))
+
+    def run(self):
+        self._resolve()
+        iface, device_mtu = tp.local_mtu(self.dest_ip, self.version, self.source)
+        self.local_mtu = device_mtu
+        floor = tp.MIN_MTU[self.version]
+        self.min_size = max(int(self.spec.get("min-mtu") or floor), floor)
+        self.local_max = min(device_mtu, int(self.spec.get("max-mtu") or device_mtu))
+        if self.local_max < self.min_size:
+            raise tp.ProbeError("Nothing to probe: largest size %d is below the smallest %d"
+                                % (self.local_max, self.min_size))
+        nflows = int(self.spec.get("flows", 4))
+        self.bucket = _Bucket(1.0 if self.version == 4 else 4.0)
+        udp = tp.UdpTransport(self.dest_ip, self.version, self.source, flows=nflows)
+        self.transports.append(udp)
+        echo = None
+        try:
+            echo = tp.EchoTransport(self.dest_ip, self.version, self.source)
+            self.transports.append(echo)
+        except tp.ProbeError as err:
+            self.diags.append("ICMP echo not used: %s" % err)
+        try:
+            return self._measure(udp, echo, nflows, iface)
+        finally:
+            for transport in self.transports:
+                transport.close()
+
+    def _measure(self, udp, echo, nflows, iface):
+        udp_flows = [_Flow(udp, i, self._new_search(True)) for i in range(nflows)]
+        method = "udp"
+        if echo is not None:
+            echo_flow = _Flow(echo, 0, self._new_search(False))
+            self._search_rounds([echo_flow, udp_flows[0]], 1)
+            if echo_flow.search.lo is not None:
+                flows = [echo_flow] + udp_flows[:nflows - 1]
+                method = "icmp-echo"
+            else:
+                self.diags.append("ICMP echo got no answer (filtered?): using UDP probes")
+                flows = udp_flows
+                echo.close()
+                self.transports.remove(echo)
+        else:
+            flows = udp_flows
+        primary = flows[0]
+        self._search_rounds([primary], PRIMARY_ROUNDS)
+        if primary.search.lo is None:
+            self._no_answer()
+        secondary = flows[1:]
+        if secondary:
+            known = set(f.search.result() for f in flows if f.search.done())
+            for flow in secondary:
+                flow.search.priors |= known
+                flow.search.confirmed_elsewhere |= known
+            self._search_rounds(secondary, SECONDARY_ROUNDS)
+
+        # Where do big packets vanish? One TTL scan per distinct black-holed size.
+        blackhole = None
+        hops = []
+        scanned = {}
+        if self.spec.get("hops"):
+            size = primary.search.hi if primary.search.verdict() == "blackhole" \
+                else self.local_max
+            hops, found, ptb_found = self.scan(primary, size, self.min_size, True)
+            if found:
+                blackhole = found
+                scanned[primary.search.result()] = ptb_found
+        for flow in flows:
+            if flow.search.verdict() != "blackhole":
+                continue
+            mtu = flow.search.result()
+            if mtu not in scanned:
+                part, found, ptb_found = self.scan(flow, mtu + 1, self.min_size, False)
+                if not hops:
+                    hops = part
+                scanned[mtu] = ptb_found
+                if found and blackhole is None:
+                    blackhole = found
+            if scanned[mtu]:
+                # A PTB did come during the scan: the earlier silence was its rate limit.
+                flow.search.ptb_seen = True
+
+        results = []
+        for index, flow in enumerate(flows):
+            entry = {"flow": index, "path-mtu": flow.search.result(),
+                     "pmtud": flow.search.verdict()}
+            entry.update(flow.transport.flow_info(flow.tflow))
+            results.append(entry)
+        measured = [r["path-mtu"] for r in results if r["path-mtu"] is not None]
+        path_mtu = min(measured) if measured else None
+        verdicts = set(r["pmtud"] for r in results)
+        if "blackhole" in verdicts:
+            pmtud = "blackhole"
+        elif "unknown" in verdicts:
+            pmtud = "unknown"
+        elif "ok" in verdicts:
+            pmtud = "ok"
+        else:
+            pmtud = "not-needed"
+        if pmtud != "blackhole":
+            blackhole = None
+        elif blackhole is None:
+            self.diags.append("black hole not located (routers do not answer TTL-limited "
+                              "probes)")
+        target = self.spec.get("target-mtu")
+        if not all(f.search.done() for f in flows):
+            self.diags.append("some flows were not confirmed within the time bound")
+        probes = self._probes_sent(flows)
+        ptb = []
+        for entry in self.ptbs:
+            item = {"from": entry["from"], "mtu": entry["mtu"], "useful": entry["useful"]}
+            if item not in ptb:
+                ptb.append(item)
+        if iface:
+            self.diags.append("egress interface %s, MTU %d" % (iface, self.local_mtu))
+        return {
+            "schema": 1,
+            "succeeded": True,
+            "error": None,
+            "diags": "; ".join(self.diags) or None,
+            "path-mtu": path_mtu,
+            "local-mtu": self.local_mtu,
+            "target-mtu": target,
+            "jumbo": (path_mtu >= target) if (path_mtu is not None and target) else None,
+            "pmtud": pmtud,
+            "blackhole": blackhole,
+            "method": method,
+            "ip-version": self.version,
+            "dest-ip": self.dest_ip,
+            "hops": hops,
+            "flows": results,
+            "probes": probes,
+            "elapsed": round(time.monotonic() - self.start, 4),
+            "ptb": ptb,
+        }
+
+    def _probes_sent(self, flows):
+        seen, total = set(), 0
+        for transport in [f.transport for f in flows] + self.transports:
+            if id(transport) not in seen:
+                seen.add(id(transport))
+                total += transport.sent
+        return total
+
+    def _no_answer(self):
+        if self.unreach:
+            source, kind, code = self.unreach[-1]
+            raise tp.ProbeError("%s is unreachable: ICMP type %d code %d from %s"
+                                % (self.dest_ip, kind, code, source))
+        raise tp.ProbeError("No answer from %s to any probe (host down, or ICMP and UDP "
+                            "filtered on the path)" % self.dest_ip)
+
+
+def _lower(current, ptb_mtu, path_mtu, version):
+    """The size to try next at a hop after a PTB for `current`."""
+    if useful_ptb(ptb_mtu, current, version):
+        return ptb_mtu
+    if path_mtu is not None and path_mtu < current:
+        return path_mtu
+    return max(current - 1, 68)
