@@ -410,7 +410,8 @@ def _gains(queries, window, paths, target, link_speed, limit):
              "histogram": histogram([g["gain"] for g in measured]), "items": measured[:limit]}
     latency = {}
     for l in queries.latency(window):
-        latency[(l["source"], l["dest"])] = l
+        if l.get("source") and l.get("dest"):
+            latency[(l["source"], l["dest"])] = l
         if l.get("source_ip") and l.get("dest_ip"):
             latency.setdefault(("ip", l["source_ip"], l["dest_ip"]), l)
     items = []

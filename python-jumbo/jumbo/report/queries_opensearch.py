@@ -1,0 +1,408 @@
+"""The report's questions as OpenSearch queries (http(s)://[user:pass@]HOST[:PORT][/base][?prefix=P]).
+
+Layout read (written by the jumbo archiver, jumbo/stores/opensearch.py):
+  <P>pscheduler_pmtu        data stream, one document per run, the flat adoption record under
+                            `jumbo` (typed: keyword/integer/boolean/date/ip), `jumbo.path` =
+                            source|dest|ip_version|test_type
+  <P>jumbo_latest           one document per path (_id = path): the newest record
+  <P>pscheduler_latency*    latency results; `jumbo.rtt`/`jumbo.loss` when the jumbo archiver
+                            wrote them, else the perfSONAR Logstash fields
+                            `result.latency.median` (one-way, ms) and `result.packets.loss`
+  <P>pscheduler_*           throughput results (`jumbo.gain`) for the measured gain
+
+What runs in OpenSearch: counts and min/max (aggregations), the latest result per path (the
+latest index, or composite + top_hits over the history when the window ends in the past),
+trends (date_histogram with per-state filter sub-aggregations and a path cardinality),
+which paths changed state (partitioned terms on the path with per-state filters and a
+bucket_selector), latency (composite on the address pair with avg). Only the history of
+paths that did change is read back, to date the changes.
+"""
+
+import base64
+import http.client
+import json
+import math
+import socket
+import urllib.parse
+
+from .errors import ReportError, StoreDown
+from .queries import Latest, Queries
+
+PAGE = 5000
+TIMEOUT = 60.0
+MAX_CHANGED_HISTORY = 5000     # paths whose history is read back to date their changes
+CANDIDATES = 10000             # most candidate paths per partition and field
+
+LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source_site",
+                 "dest_site", "start", "succeeded", "error", "path_mtu", "local_mtu", "pmtud",
+                 "partial", "blackhole_ttl", "blackhole_ip", "blackhole_size",
+                 "reverse_path_mtu", "reverse_pmtud"]
+
+
+def _bh_clause(prefix="jumbo."):
+    return {"bool": {"should": [{"term": {prefix + "pmtud": "blackhole"}},
+                                {"term": {prefix + "reverse_pmtud": "blackhole"}},
+                                {"term": {prefix + "partial": True}}], "minimum_should_match": 1}}
+
+
+def state_filters(target, prefix="jumbo."):
+    """Query clauses for each state; the same rule as queries_sqlite.state_sql."""
+    bh = _bh_clause(prefix)
+    jumbo = {"bool": {"filter": [{"term": {prefix + "succeeded": True}},
+                                 {"range": {prefix + "path_mtu": {"gte": target}}}],
+                      "must_not": [bh, {"range": {prefix + "reverse_path_mtu": {"lt": target}}}]}}
+    standard = {"bool": {"filter": [{"term": {prefix + "succeeded": True}},
+                                    {"exists": {"field": prefix + "path_mtu"}}],
+                         "must_not": [bh, jumbo]}}
+    return {"jumbo": jumbo, "standard": standard, "blackhole": bh}
+
+
+def state_of(src, target):
+    """Python version of the same rule, for the few histories read back."""
+    if src.get("pmtud") == "blackhole" or src.get("reverse_pmtud") == "blackhole" or src.get("partial"):
+        return "blackhole"
+    mtu = src.get("path_mtu")
+    if src.get("succeeded") and mtu is not None:
+        rev = src.get("reverse_path_mtu")
+        if mtu >= target and (rev is None or rev >= target):
+            return "jumbo"
+        return "standard"
+    return "failed"
+
+
+class OpenSearchQueries(Queries):
+    name = "opensearch"
+
+    def __init__(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if not parts.hostname:
+            raise ReportError("bad OpenSearch URL %r: no host" % url)
+        try:
+            port = parts.port
+        except ValueError:
+            raise ReportError("bad OpenSearch URL %r: port is not a number" % url)
+        self.scheme = parts.scheme
+        self.host = parts.hostname
+        base = parts.path.rstrip("/")
+        self.port = port or (9200 if not base else (443 if parts.scheme == "https" else 80))
+        self.base = base
+        query = urllib.parse.parse_qs(parts.query)
+        self.prefix = (query.get("prefix") or [""])[0]
+        self.auth = None
+        if parts.username:
+            creds = "%s:%s" % (urllib.parse.unquote(parts.username),
+                               urllib.parse.unquote(parts.password or ""))
+            self.auth = "Basic " + base64.b64encode(creds.encode()).decode()
+        self.display = "%s://%s:%d%s" % (self.scheme, self.host, self.port, self.base)
+        self.conn = None
+        status, body = self.request("GET", "/")
+        if status != 200:
+            raise StoreDown("OpenSearch at %s answered HTTP %d" % (self.display, status))
+        self.pmtu = self.prefix + "pscheduler_pmtu"
+        self.latest_index = self.prefix + "jumbo_latest"
+
+    # -- HTTP -------------------------------------------------------------------------------
+    def _connect(self):
+        cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        return cls(self.host, self.port, timeout=TIMEOUT)
+
+    def request(self, method, path, body=None):
+        headers = {"Accept": "application/json"}
+        if self.auth:
+            headers["Authorization"] = self.auth
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        for attempt in (1, 2):
+            try:
+                if self.conn is None:
+                    self.conn = self._connect()
+                self.conn.request(method, self.base + path, body=data, headers=headers)
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                break
+            except (OSError, http.client.HTTPException) as err:
+                if self.conn is not None:
+                    self.conn.close()
+                self.conn = None
+                if attempt == 2 or isinstance(err, (ConnectionRefusedError, socket.gaierror)):
+                    raise StoreDown("cannot reach OpenSearch at %s: %s" % (self.display, err))
+        try:
+            parsed = json.loads(raw.decode("utf-8")) if raw else None
+        except ValueError:
+            parsed = None
+        return resp.status, parsed
+
+    def search(self, index, body, what):
+        status, parsed = self.request(
+            "POST", "/%s/_search?ignore_unavailable=true&allow_no_indices=true" % index, body)
+        if status == 404:
+            return None
+        if status != 200 or not isinstance(parsed, dict):
+            reason = ""
+            if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+                err = parsed["error"]
+                root = (err.get("root_cause") or [{}])[0]
+                reason = ": %s" % (root.get("reason") or err.get("reason"))
+            if status in (401, 403):
+                raise StoreDown("OpenSearch refused the %s query (HTTP %d)%s" % (what, status, reason))
+            raise StoreDown("OpenSearch failed the %s query (HTTP %d)%s" % (what, status, reason))
+        return parsed
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _range(self, window, field="jumbo.start"):
+        if not window.since and not window.until:
+            return []
+        rng = {"format": "strict_date_optional_time"}
+        if window.since:
+            rng["gte"] = window.since
+        if window.until:
+            rng["lt"] = window.until
+        return [{"range": {field: rng}}]
+
+    def _filter(self, window, test_type="pmtu"):
+        clauses = self._range(window)
+        if test_type:
+            clauses.append({"term": {"jumbo.test_type": test_type}})
+        return {"bool": {"filter": clauses}}
+
+    def _composite(self, index, query, sources, aggs, what, page=PAGE):
+        after = None
+        while True:
+            comp = {"size": page, "sources": sources}
+            if after:
+                comp["after"] = after
+            body = {"size": 0, "query": query, "aggs": {"c": {"composite": comp, "aggs": aggs}}}
+            parsed = self.search(index, body, what)
+            if parsed is None:
+                return
+            agg = parsed["aggregations"]["c"]
+            for bucket in agg["buckets"]:
+                yield bucket
+            after = agg.get("after_key")
+            if not after or not agg["buckets"]:
+                return
+
+    # -- the questions ----------------------------------------------------------------------
+    def count(self, window):
+        body = {"size": 0, "track_total_hits": True, "query": self._filter(window),
+                "aggs": {"first": {"min": {"field": "jumbo.start"}},
+                         "last": {"max": {"field": "jumbo.start"}}}}
+        parsed = self.search(self.pmtu, body, "count")
+        if parsed is None:
+            return 0, None, None
+        n = parsed["hits"]["total"]["value"]
+        if not n:
+            return 0, None, None
+        return (n, _iso(parsed["aggregations"]["first"]),
+                _iso(parsed["aggregations"]["last"]))
+
+    def latest(self, window, target):
+        if window.until:
+            yield from self._latest_from_history(window, target)
+            return
+        # The latest-per-path index: one document per path, read in pages, small fields only;
+        # the hops only for the paths that do not carry the target (localisation needs them).
+        query = {"bool": {"filter": [{"term": {"test_type": "pmtu"}}] + self._range(window, "start")}}
+        hops = {}
+        not_jumbo = {"bool": {"filter": query["bool"]["filter"],
+                              "must_not": [state_filters(target, prefix="")["jumbo"]]}}
+        for hit in self._scan(self.latest_index, not_jumbo, ["path", "hops"]):
+            hops[hit["_source"].get("path")] = hit["_source"].get("hops")
+        for hit in self._scan(self.latest_index, query, ["path"] + LATEST_SOURCE):
+            src = hit["_source"]
+            yield _latest(src, hops.get(src.get("path")), None)
+
+    def _scan(self, index, query, fields):
+        after = None
+        while True:
+            body = {"size": PAGE, "query": query, "_source": fields, "sort": [{"path": "asc"}],
+                    "track_total_hits": False}
+            if after:
+                body["search_after"] = after
+            parsed = self.search(index, body, "latest")
+            if parsed is None:
+                return
+            hits = parsed["hits"]["hits"]
+            for hit in hits:
+                yield hit
+            if len(hits) < PAGE:
+                return
+            after = hits[-1]["sort"]
+
+    def _latest_from_history(self, window, target):
+        aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}],
+                                      "_source": ["jumbo." + f for f in LATEST_SOURCE] + ["jumbo.hops"]}}}
+        for bucket in self._composite(self.pmtu, self._filter(window),
+                                      [{"path": {"terms": {"field": "jumbo.path"}}}], aggs,
+                                      "latest per path", page=1000):
+            src = bucket["last"]["hits"]["hits"][0]["_source"].get("jumbo", {})
+            hops = src.get("hops") if state_of(src, target) != "jumbo" else None
+            yield _latest(src, hops, bucket["doc_count"])
+
+    def trend(self, window, target, interval):
+        states = state_filters(target)
+        body = {"size": 0, "query": self._filter(window), "aggs": {"t": {
+            "date_histogram": {"field": "jumbo.start",
+                               "calendar_interval": "1w" if interval == "week" else "1d",
+                               "format": "yyyy-MM-dd", "min_doc_count": 1},
+            "aggs": {
+                "paths": {"cardinality": {"field": "jumbo.path", "precision_threshold": 40000}},
+                "capable": {"filter": states["jumbo"]},
+                "blackholes": {"filter": states["blackhole"]},
+                "configured": {"filter": {"range": {"jumbo.local_mtu": {"gte": target}}}},
+            }}}}
+        parsed = self.search(self.pmtu, body, "trend")
+        if parsed is None:
+            return []
+        return [{"bucket": b["key_as_string"], "results": b["doc_count"], "paths": b["paths"]["value"],
+                 "capable": b["capable"]["doc_count"], "configured": b["configured"]["doc_count"],
+                 "blackholes": b["blackholes"]["doc_count"]}
+                for b in parsed["aggregations"]["t"]["buckets"]]
+
+    def gains(self, window):
+        query = {"bool": {"filter": self._range(window) + [{"exists": {"field": "jumbo.gain"}}]}}
+        aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}], "_source": [
+            "jumbo.source", "jumbo.dest", "jumbo.ip_version", "jumbo.gain", "jumbo.throughput_standard",
+            "jumbo.throughput_jumbo", "jumbo.start"]}}}
+        out = []
+        for bucket in self._composite(self.prefix + "pscheduler_*", query,
+                                      [{"path": {"terms": {"field": "jumbo.path"}}}], aggs,
+                                      "gains", page=1000):
+            src = bucket["last"]["hits"]["hits"][0]["_source"]["jumbo"]
+            out.append({k: src.get(k) for k in ("source", "dest", "ip_version", "gain",
+                                                "throughput_standard", "throughput_jumbo", "start")})
+        return out
+
+    def latency(self, window):
+        query = {"bool": {"filter": self._range(window, "@timestamp")}}
+        sources = [{"s": {"terms": {"field": "meta.source.ip"}}},
+                   {"d": {"terms": {"field": "meta.destination.ip"}}}]
+        aggs = {"rtt": {"avg": {"field": "jumbo.rtt"}},
+                "loss": {"avg": {"field": "jumbo.loss"}},
+                "owd": {"avg": {"field": "result.latency.median"}},
+                "ploss": {"avg": {"field": "result.packets.loss"}}}
+        out = []
+        for b in self._composite(self.prefix + "pscheduler_latency*", query, sources, aggs, "latency"):
+            rtt = b["rtt"]["value"]
+            if rtt is None and b["owd"]["value"] is not None:
+                rtt = 2 * b["owd"]["value"] / 1000.0
+            loss = b["loss"]["value"]
+            if loss is None:
+                loss = b["ploss"]["value"]
+            if rtt is None:
+                continue
+            out.append({"source": None, "dest": None, "source_ip": b["key"]["s"],
+                        "dest_ip": b["key"]["d"], "rtt": rtt, "loss": loss or 0.0,
+                        "samples": b["doc_count"]})
+        return out
+
+    def changes(self, window, target, limit, flap):
+        # Candidates, found in the store without scripts (perfSONAR's OpenSearch has painless,
+        # a bare OpenSearch may not): paths where one of the fields that decide the state took
+        # more than one value in the window. Terms on the path ordered by the cardinality of
+        # that field put them first; the rest (one value, no change) is never returned.
+        card = self.search(self.pmtu, {"size": 0, "query": self._filter(window), "aggs": {
+            "n": {"cardinality": {"field": "jumbo.path", "precision_threshold": 40000}}}}, "paths")
+        n_paths = card["aggregations"]["n"]["value"] if card else 0
+        partitions = max(1, int(math.ceil(n_paths * 1.3 / 50000.0)))
+        not_failed = self._filter(window)
+        not_failed["bool"]["should"] = [{"term": {"jumbo.succeeded": True}},
+                                        state_filters(target)["blackhole"]]
+        not_failed["bool"]["minimum_should_match"] = 1
+        fields = ("path_mtu", "reverse_path_mtu", "pmtud", "reverse_pmtud", "partial")
+        candidates = set()
+        for part in range(partitions):
+            aggs = {}
+            for f in fields:
+                aggs[f] = {"terms": {"field": "jumbo.path", "size": CANDIDATES,
+                                     "include": {"partition": part, "num_partitions": partitions},
+                                     "order": {"v": "desc"}},
+                           "aggs": {"v": {"cardinality": {"field": "jumbo." + f}}}}
+            parsed = self.search(self.pmtu, {"size": 0, "query": not_failed, "aggs": aggs},
+                                 "changed paths")
+            if not parsed:
+                continue
+            for f in fields:
+                for bucket in parsed["aggregations"][f]["buckets"]:
+                    if bucket["v"]["value"] < 2:
+                        break
+                    candidates.add(bucket["key"])
+        changed = sorted(candidates)
+        # Date the changes: read back the history of the paths that changed (and only those).
+        events, counts = [], {}
+        for i in range(0, min(len(changed), MAX_CHANGED_HISTORY), 500):
+            chunk = changed[i:i + 500]
+            query = {"bool": {"filter": self._range(window) + [{"terms": {"jumbo.path": chunk}}]}}
+            prev = {}
+            after = None
+            while True:
+                body = {"size": PAGE, "query": query, "track_total_hits": False,
+                        "sort": [{"jumbo.path": "asc"}, {"jumbo.start": "asc"}, {"jumbo.id": "asc"}],
+                        "_source": ["jumbo." + f for f in ("path", "source", "dest", "ip_version",
+                                                           "start", "succeeded", "path_mtu", "pmtud",
+                                                           "partial", "reverse_path_mtu",
+                                                           "reverse_pmtud")]}
+                if after:
+                    body["search_after"] = after
+                parsed = self.search(self.pmtu, body, "change history")
+                hits = parsed["hits"]["hits"] if parsed else []
+                for hit in hits:
+                    src = hit["_source"]["jumbo"]
+                    st = state_of(src, target)
+                    if st == "failed":
+                        continue
+                    key = src["path"]
+                    before = prev.get(key)
+                    prev[key] = st
+                    if before is not None and before != st:
+                        events.append({"source": src["source"], "dest": src["dest"],
+                                       "ip_version": src["ip_version"], "start": _iso_text(src["start"]),
+                                       "from": before, "to": st})
+                        c = counts.setdefault(key, [src["source"], src["dest"], src["ip_version"], 0, None])
+                        c[3] += 1
+                        c[4] = _iso_text(src["start"])
+                if len(hits) < PAGE:
+                    break
+                after = hits[-1]["sort"]
+        flapping = [{"source": c[0], "dest": c[1], "ip_version": c[2], "changes": c[3], "last_change": c[4]}
+                    for c in counts.values() if c[3] >= flap]
+        flapping.sort(key=lambda f: (-f["changes"], f["source"], f["dest"]))
+        return {"changes": _tiebreak(events)[:limit], "changed_paths": len(counts),
+                "total_changes": len(events), "flapping": flapping[:limit]}
+
+
+def _tiebreak(events):
+    return sorted(events, key=lambda e: (_neg(e["start"]), e["source"], e["dest"]))
+
+
+def _neg(text):
+    return tuple(-ord(ch) for ch in text)
+
+
+def _iso(agg):
+    text = agg.get("value_as_string")
+    if text:
+        return _iso_text(text)
+    return None
+
+
+def _iso_text(text):
+    """OpenSearch dates come back as written or with millis: normalise to second precision."""
+    if text and text.endswith(".000Z"):
+        return text[:-5] + "Z"
+    return text
+
+
+def _latest(src, hops, results):
+    return Latest(
+        src.get("source"), src.get("dest"), src.get("ip_version"), src.get("source_ip"),
+        src.get("dest_ip"), src.get("source_site"), src.get("dest_site"), _iso_text(src.get("start")),
+        bool(src.get("succeeded")), src.get("error"), src.get("path_mtu"), src.get("local_mtu"),
+        src.get("pmtud"), bool(src.get("partial")), src.get("blackhole_ttl"), src.get("blackhole_ip"),
+        src.get("blackhole_size"), src.get("reverse_path_mtu"), src.get("reverse_pmtud"), hops, results)
