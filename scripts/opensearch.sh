@@ -93,6 +93,8 @@ start() {
   local deadline=$((SECONDS + WAIT))
   while ((SECONDS < deadline)); do
     if answers; then
+      # Existing indices (a restart keeps its data) must be open for writes before we say so.
+      curl -fsS -m 35 "$URL/_cluster/health?wait_for_status=yellow&timeout=30s" >/dev/null 2>&1 || true
       echo "opensearch.sh: running on $URL (pid $(cat "$PIDFILE"))"
       return 0
     fi

@@ -33,7 +33,7 @@ def _iter_file(handle):
     if isinstance(single, dict):
         yield single
         return
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         line = line.strip().lstrip("\x1e").strip()
         if not line:
             continue
