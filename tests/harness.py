@@ -258,8 +258,8 @@ def invoke(cls, name, method, stdin=None, argv=(), timeout=None, user=None, netn
 class ToolRun(object):
     """Everything one run produced: `duration` (slot seconds), `participant_data` (the full
     array), `inputs` (each participant's run input), `runs` (each participant's Completed),
-    `results` (what merged-results got), `merged` (its parsed output) and
-    `merged_completed`."""
+    `results` (what merged-results got), `merged` (its parsed output; None if that was not
+    valid JSON) and `merged_completed` (its Completed)."""
 
     def __init__(self):
         self.duration = None
@@ -352,24 +352,25 @@ def run_tool_participants(tool, test, participants, start_in=5.0, test_type="pmt
         shutil.rmtree(tmpdir, ignore_errors=True)
 
     # The lead's view: its own output as the runner read it, the others fetched unkeyed.
+    # Each runner turns a failed `run` into a failure result; a non-lead's silent or
+    # unparseable output is stored as null.
     results = []
     for index, done in enumerate(outcome.runs):
-        if index == 0:
-            if done.status != 0:
-                results.append({"succeeded": False, "error": "Tool failed: %s" % done.stderr,
-                                "diags": done.stdout})
-                continue
+        if done.status != 0:
+            local = {"succeeded": False, "error": "Tool failed: %s" % done.stderr,
+                     "diags": done.stdout}
+        elif index == 0:
             try:
-                results.append(done.runner_json())
+                local = done.runner_json()
             except ValueError:
-                results.append({"succeeded": False,
-                                "error": "Tool %s returned invalid JSON" % tool,
-                                "diags": done.stdout})
+                local = {"succeeded": False, "error": "Tool %s returned invalid JSON" % tool,
+                         "diags": done.stdout}
         else:
             try:
-                results.append(null_private(done.runner_json()) if done.stdout.strip() else None)
+                local = done.runner_json() if done.stdout.strip() else None
             except ValueError:
-                results.append(None)
+                local = None
+        results.append(local if index == 0 else null_private(local))
     outcome.results = results
 
     merge = invoke("tool", tool, "merged-results", stdin={"test": test, "results": results})
@@ -378,7 +379,11 @@ def run_tool_participants(tool, test, participants, start_in=5.0, test_type="pmt
         outcome.merged = {"succeeded": False,
                           "error": "Tool %s failed to merge results: %s" % (tool, merge.stderr)}
     else:
-        outcome.merged = merge.json()
+        try:
+            outcome.merged = merge.json()
+        except ValueError:
+            # The 5.2.5 runner crashes on this and leaves the run in `cleanup`, unarchived.
+            outcome.merged = None
     return outcome
 
 
