@@ -335,10 +335,12 @@ class Engine(object):
         nflows = int(self.spec.get("flows", 4))
         self.bucket = _Bucket(1.0 if self.version == 4 else 4.0)
         udp = tp.UdpTransport(self.dest_ip, self.version, self.source, flows=nflows)
+        udp.max_size = device_mtu
         self.transports.append(udp)
         echo = None
         try:
             echo = tp.EchoTransport(self.dest_ip, self.version, self.source)
+            echo.max_size = device_mtu
             self.transports.append(echo)
         except tp.ProbeError as err:
             self.diags.append("ICMP echo not used: %s" % err)

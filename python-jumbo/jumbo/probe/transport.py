@@ -153,6 +153,8 @@ class _SocketTransport(Transport):
         self.socks = []
         self.by_fd = {}
         self.sent = 0
+        # Largest size the host can send (the engine sets the egress interface MTU).
+        self.max_size = 65535
 
     def _df_options(self, sock):
         if self.version == 4:
@@ -189,10 +191,12 @@ class _SocketTransport(Transport):
                 code = err.errno
                 last = attempt == 3
                 if code == errno.EMSGSIZE:
-                    # A pending PTB also surfaces once as EMSGSIZE (sk_err): retry once.
-                    if attempt == 0:
-                        continue
-                    raise LocalTooBig()
+                    # A pending PTB also surfaces as EMSGSIZE (sk_err): retry unless the size
+                    # is really beyond the egress interface.
+                    if len(data) + self.overhead > self.max_size or last:
+                        raise LocalTooBig()
+                    time.sleep(0.0002)
+                    continue
                 if code in (errno.EAGAIN, errno.ENOBUFS) and not last:
                     time.sleep(0.001)
                     continue
@@ -208,118 +212,6 @@ class _SocketTransport(Transport):
                     raise ProbeError("%s is unreachable (host unreachable)" % self.dest_ip)
                 raise ProbeError("Cannot send to %s: %s" % (self.dest_ip, err.strerror))
 
-    def fds(self):
-        return []
-
-    def flow_info(self, flow):
-        return {"source-port": None, "flow-label": None}
-
-    def close(self):
-        pass
-
-
-def _classify(version, ee_origin, ee_type, ee_code, ee_errno, dest_ip, offender):
-    """Map an extended error to an event kind."""
-    if ee_origin == SO_EE_ORIGIN_LOCAL:
-        return LOCAL
-    if version == 4 or ee_origin == SO_EE_ORIGIN_ICMP:
-        if ee_type == 3 and ee_code == 4:
-            return TOO_BIG
-        if ee_type == 11:
-            return TTL
-        if ee_type == 3 and ee_code == 3 and offender == dest_ip:
-            return ARRIVED
-        return UNREACH
-    if ee_type == 2:
-        return TOO_BIG
-    if ee_type == 3:
-        return TTL
-    if ee_type == 1 and ee_code == 4 and offender == dest_ip:
-        return ARRIVED
-    return UNREACH
-
-
-def _offender(version, anc_data):
-    """The address after sock_extended_err in the control message (SO_EE_OFFENDER)."""
-    rest = anc_data[EXTENDED_ERR.size:]
-    try:
-        family = struct.unpack("=H", rest[:2])[0]
-        if family == socket.AF_INET:
-            return socket.inet_ntop(socket.AF_INET, rest[4:8])
-        if family == socket.AF_INET6:
-            return socket.inet_ntop(socket.AF_INET6, rest[8:24])
-    except (struct.error, ValueError, OSError):
-        pass
-    return None
-
-
-class _SocketTransport(Transport):
-    """Common parts: DF sockets, error-queue reading, probe bookkeeping."""
-
-    def __init__(self, dest_ip, version, source=None, flows=1):
-        self.dest_ip = dest_ip
-        self.version = version
-        self.family = socket.AF_INET if version == 4 else socket.AF_INET6
-        self.source = source
-        self.flows = flows
-        self.overhead = IP_HEADER[version] + L4_HEADER
-        self.nonce = os.urandom(4)
-        self.next_id = 1
-        self.socks = []
-        self.by_fd = {}
-        self.sent = 0
-
-    def _df_options(self, sock):
-        if self.version == 4:
-            sock.setsockopt(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
-            sock.setsockopt(SOL_IP, IP_RECVERR, 1)
-        else:
-            sock.setsockopt(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)
-            sock.setsockopt(SOL_IPV6, IPV6_RECVERR, 1)
-            try:
-                sock.setsockopt(SOL_IPV6, IPV6_DONTFRAG, 1)
-            except OSError:
-                pass
-
-    def _set_ttl(self, sock, ttl):
-        if self.version == 4:
-            sock.setsockopt(SOL_IP, IP_TTL, ttl)
-        else:
-            sock.setsockopt(SOL_IPV6, IPV6_UNICAST_HOPS, ttl)
-
-    def _payload(self, probe_id, length):
-        head = MARKER + self.nonce + struct.pack("!I", probe_id)
-        if length < len(head):
-            return head[:max(length, 0)]
-        return head + b"\0" * (length - len(head))
-
-    def _send_bytes(self, sock, data, ttl):
-        self._set_ttl(sock, ttl if ttl else 64)
-        for attempt in range(3):
-            try:
-                sock.send(data)
-                self.sent += 1
-                return
-            except OSError as err:
-                if err.errno == errno.EMSGSIZE:
-                    # A pending PTB also surfaces as EMSGSIZE once: clear it and retry.
-                    if attempt == 0 and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
-                        continue
-                    raise LocalTooBig()
-                if err.errno in (errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH,
-                                 errno.EPROTO) and attempt < 2:
-                    # A pending ICMP error of an earlier probe (sk_err): cleared by reading.
-                    sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                    if err.errno != errno.ENETUNREACH or attempt == 0:
-                        continue
-                if err.errno == errno.ENETUNREACH:
-                    raise ProbeError("No route to %s from this host (network unreachable)"
-                                     % self.dest_ip)
-                if err.errno in (errno.EAGAIN, errno.ENOBUFS):
-                    time.sleep(0.001)
-                    continue
-                raise ProbeError("Cannot send to %s: %s" % (self.dest_ip, err.strerror))
-        raise ProbeError("Cannot send to %s: repeated socket errors" % self.dest_ip)
 
     def fds(self):
         return [s.fileno() for s in self.socks]

@@ -1,0 +1,118 @@
+"""`jumbocheck DEST [options] [--json]`: the probe engine without pScheduler.
+
+Options are those of `pscheduler task pmtu` (parsed by jumbo.spec.cli_to_spec, so there is
+one parser); DEST may be given alone instead of --dest. `--json` prints exactly the result
+object. Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage error.
+"""
+
+import json
+import sys
+
+from . import ProbeError, measure
+
+USAGE = "usage: jumbocheck DEST [--source ADDR] [-4|-6] [--target-mtu N] [--max-mtu N] " \
+        "[--min-mtu N] [--flows N] [--hops] [--timeout S] [--json]"
+
+
+def _split(argv):
+    """(spec argv with --dest, want_json) from `DEST [options]` in any order."""
+    want_json = False
+    rest = []
+    dest = None
+    takes_value = {"--source", "--source-node", "--dest", "--dest-node", "--ip-version",
+                   "--target-mtu", "--max-mtu", "--min-mtu", "--flows", "--timeout"}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--json":
+            want_json = True
+        elif arg in takes_value:
+            rest += argv[i:i + 2]
+            i += 1
+        elif arg.startswith("-") or dest is not None:
+            rest.append(arg)
+        else:
+            dest = arg
+        i += 1
+    if dest is not None:
+        rest = ["--dest", dest] + rest
+    return rest, want_json
+
+
+def text(result):
+    """Verdict first, then the details an operator reads."""
+    mtu = result.get("path-mtu")
+    lines = []
+    target = result.get("target-mtu")
+    verdict = "JUMBO OK" if result.get("jumbo") else "NOT JUMBO"
+    lines.append("%s: path MTU %s to %s (target %s), PMTUD %s" % (
+        verdict, mtu, result.get("dest-ip"), target, result.get("pmtud")))
+    hole = result.get("blackhole")
+    if hole:
+        lines.append("Black hole: packets of %s bytes and more vanish after hop %s (%s) "
+                     "without a packet-too-big" % (hole.get("size"), hole.get("ttl"),
+                                                   hole.get("ip") or "this host"))
+    lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s" % (
+        result.get("local-mtu"), result.get("ip-version"), result.get("method"),
+        result.get("probes", 0), result.get("elapsed", 0.0)))
+    flows = result.get("flows") or []
+    if len(flows) > 1:
+        for flow in flows:
+            port = flow.get("source-port")
+            lines.append("  flow %d%s: path MTU %s, PMTUD %s" % (
+                flow["flow"], " (source port %s)" % port if port else " (ICMP echo)",
+                flow.get("path-mtu"), flow.get("pmtud")))
+    for hop in result.get("hops") or []:
+        lines.append("  hop %2d  %-28s mtu %-6s rtt %s" % (
+            hop["ttl"], hop.get("ip") or "*", hop.get("mtu") or "?", hop.get("rtt") or "-"))
+    for ptb in result.get("ptb") or []:
+        lines.append("  packet-too-big from %s: mtu %s%s" % (
+            ptb.get("from"), ptb.get("mtu"), "" if ptb.get("useful") else " (not usable)"))
+    if result.get("diags"):
+        lines.append("Notes: %s" % result["diags"])
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in argv):
+        print(USAGE)
+        print("Measures the exact path MTU to DEST, PMTUD health and black holes.")
+        return 0
+    rest, want_json = _split(argv)
+    try:
+        from ..spec import cli_to_spec, CliError
+    except ImportError:  # pragma: no cover
+        sys.stderr.write("jumbocheck: jumbo.spec is missing\n")
+        return 2
+    if "--dest" not in rest:
+        sys.stderr.write("%s\njumbocheck: DEST is required\n" % USAGE)
+        return 2
+    try:
+        spec = cli_to_spec(rest)
+    except CliError as err:
+        sys.stderr.write("%s\njumbocheck: %s\n" % (USAGE, str(err).strip()))
+        return 2
+    try:
+        result = measure(spec)
+    except ProbeError as err:
+        if want_json:
+            print(json.dumps({"schema": 1, "succeeded": False, "error": str(err),
+                              "diags": None}))
+        sys.stderr.write("jumbocheck: %s\n" % err)
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("jumbocheck: interrupted\n")
+        return 1
+    except Exception as err:  # noqa: BLE001 - never a traceback for the operator
+        sys.stderr.write("jumbocheck: internal error: %s: %s\n" % (type(err).__name__, err))
+        return 1
+    if want_json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        print(text(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
