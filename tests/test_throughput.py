@@ -142,3 +142,13 @@ def test_command_line_duration_and_port():
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
+
+
+def test_defaults_and_durations_agree_with_the_spec_module():
+    from jumbo import spec
+    assert tp.DEFAULTS == spec.THROUGHPUT_DEFAULTS
+    for text in ("PT10S", "PT0.5S", "PT1M30S", "P1DT2H", "PT0S"):
+        assert tp.seconds(text) == spec.duration_seconds(text)
+    for bad in ("ten", "P", "PT", "", None):
+        with pytest.raises(ValueError):
+            tp.seconds(bad)

@@ -54,6 +54,12 @@ def _phase(lab, spec, path_mtu, version=4):
     return json.loads(done.stdout), json.loads(out), elapsed
 
 
+def _valid(result):
+    from jumbo import validate
+    ok, problem = validate.check_result({"schema": 1, "succeeded": True, "throughput": result})
+    assert ok, problem
+
+
 def _mss_ok(run):
     return run["mss"] - tp.MSS_TOLERANCE <= run["observed-mss"] <= run["mss"]
 
@@ -80,6 +86,7 @@ def test_clean_jumbo_jumbo_wins_and_each_leg_ran_at_its_size(lab_factory):
     assert all(r["rtt"] and r["rtt"] < 0.05 for r in runs)
     assert all(r["cpu-sender"] is not None and r["cpu-receiver"] is not None for r in runs)
     assert served["succeeded"] and served["stopped"] == "last-leg" and served["served"] == 4
+    _valid(result)
 
 
 @needs_lab
@@ -111,6 +118,7 @@ def test_all_standard_skips_the_jumbo_leg(lab_factory):
     assert all(r["succeeded"] and r["observed-mss"] == 1448 for r in result["runs"])
     assert all(r["pmtu"] == 1500 for r in result["runs"])
     assert served["stopped"] == "last-leg"
+    _valid(result)
 
 
 @needs_lab
@@ -131,6 +139,7 @@ def test_fooled_probes_on_a_blackhole_the_jumbo_legs_stall_and_nothing_hangs(lab
     assert all(r["observed-mss"] == 8948 and r["pmtu"] == 9000 for r in jumbo)
     assert all(r["succeeded"] and r["throughput"] > 1e8 for r in standard)
     assert served["succeeded"] and served["stopped"] == "last-leg"
+    _valid(result)
 
 
 @needs_lab
@@ -203,4 +212,5 @@ def test_dest_failing_mid_run_fails_the_later_legs_only(lab_factory):
     assert runs[0]["succeeded"] and runs[1]["succeeded"]
     assert not runs[3]["succeeded"] and runs[3]["error"]
     assert result["verdict"] != "blackhole"  # a dead server is not a black hole
+    _valid(result)
     assert time.time() - started < tp.duration(spec)

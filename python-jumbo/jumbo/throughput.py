@@ -38,6 +38,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -45,8 +46,6 @@ import subprocess
 import sys
 import threading
 import time
-
-from . import spec as specs
 
 STANDARD_MTU = 1500
 JUMBO_MTU = 9000
@@ -58,7 +57,8 @@ MSS_TOLERANCE = 40
 PORT_RANGE = (5600, 5999)
 
 CONNECT_TIMEOUT = 3.0       # iperf3 --connect-timeout, per attempt
-CONNECT_RETRY = 6.0         # how long a leg retries while the server is not (yet) there
+CONNECT_RETRY = 6.0         # how long the first leg retries while the server is not yet there
+BETWEEN_LEGS_RETRY = 2.0    # later legs: the server only needs to get ready for the next test
 LEG_MARGIN = 6.0            # parameter exchange, results exchange, process start
 SERVER_START = 2.0          # server start-up (the client retries meanwhile)
 TEARDOWN = 2.0              # stopping the server, last results
@@ -69,6 +69,30 @@ MATHIS_C = math.sqrt(1.5)
 EXTRA_TAG = "jumbocheck"
 
 
+# The spec's defaults for the throughput object (the same as jumbo.spec.THROUGHPUT_DEFAULTS,
+# which a test checks; repeated so that this module needs nothing beyond the stdlib).
+DEFAULTS = {
+    "duration": "PT10S",
+    "omit": "PT2S",
+    "rounds": 1,
+    "parallel": 1,
+    "direction": "forward",
+    "order": "abba",
+}
+
+_DURATION = re.compile(r"^P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?"
+                       r"(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def seconds(text):
+    """Seconds in an ISO 8601 duration such as PT10S or PT1M30S (no years or months)."""
+    match = _DURATION.match(str(text).strip().upper()) if text else None
+    if not match or not any(match.groups()):
+        raise ValueError("%r is not an ISO 8601 duration (e.g. PT10S)" % (text,))
+    scale = (604800.0, 86400.0, 3600.0, 60.0, 1.0)
+    return sum(float(g) * f for g, f in zip(match.groups(), scale) if g is not None)
+
+
 # ------------------------------------------------------------------------------------------
 # The spec
 
@@ -77,10 +101,10 @@ def _settings(spec):
     phase = (spec or {}).get("throughput")
     if not isinstance(phase, dict):
         return None
-    full = dict(specs.THROUGHPUT_DEFAULTS)
+    full = dict(DEFAULTS)
     full.update(phase)
-    full["seconds"] = specs.duration_seconds(full["duration"])
-    full["omit-seconds"] = specs.duration_seconds(full.get("omit") or "PT0S")
+    full["seconds"] = seconds(full["duration"])
+    full["omit-seconds"] = seconds(full.get("omit") or "PT0S")
     return full
 
 
@@ -379,9 +403,12 @@ def _server_test(doc):
         except (IndexError, ValueError):
             leg = None
     end = doc.get("end") or {}
-    received = (end.get("sum_received") or {}).get("bytes")
+    # Bytes that crossed: received (forward) or sent (reverse), whichever side this was.
+    moved = [(end.get(key) or {}).get("bytes") for key in ("sum_received", "sum_sent")]
+    moved = [b for b in moved if b is not None]
     cpu = (end.get("cpu_utilization_percent") or {}).get("host_total")
-    return {"leg": leg, "bytes": received, "cpu": cpu, "error": doc.get("error")}
+    return {"leg": leg, "bytes": max(moved) if moved else None, "cpu": cpu,
+            "error": doc.get("error")}
 
 
 # ------------------------------------------------------------------------------------------
@@ -427,6 +454,8 @@ def _run_client(argv, timeout):
         _kill(proc)
         raise
     doc = _parse(out)
+    if proc.returncode is not None and proc.returncode < 0:
+        return doc, "iperf3 was killed (signal %d) before the leg ended" % -proc.returncode, False
     if doc is None:
         text = (err or out or "").strip() or "status %d" % proc.returncode
         return None, "iperf3: %s" % text, False
@@ -461,6 +490,7 @@ def run_legs(spec, dest, port, path_mtu, ip_version=4, deadline=None, local_mtu=
             runs.append(_failed_run(leg, reason))
         return summarize(runs, info, error=reason)
     total = len(legs)
+    patience = CONNECT_RETRY  # for the server to come up; none once it is known to be gone
     for index, leg in enumerate(legs):
         last = index == total - 1
         argv = _client_argv(settings, leg, dest, port, ip_version, last, total)
@@ -474,10 +504,14 @@ def run_legs(spec, dest, port, path_mtu, ip_version=4, deadline=None, local_mtu=
                 break
             doc, error, timed_out = _run_client(argv, remaining)
             if error and not timed_out and _retryable(error) and \
-                    time.time() - started < CONNECT_RETRY:
+                    time.time() - started < patience:
                 time.sleep(0.3)
                 continue
             break
+        if error and doc is None and _retryable(error):
+            patience = 0.0  # the dest stopped answering: fail the next legs at once
+        elif doc is not None:
+            patience = BETWEEN_LEGS_RETRY
         run = _run_from_json(leg, doc, error, timed_out)
         runs.append(run)
     return summarize(runs, info)
