@@ -89,6 +89,8 @@ def _probe_module():
         from . import probe
     except ImportError as err:  # pragma: no cover - only when the engine is not installed
         raise RunError("the probe engine (jumbo.probe) is not available: %s" % err)
+    if not hasattr(probe, "measure"):
+        raise RunError("the probe engine (jumbo.probe) is incomplete: no measure()")
     return probe
 
 

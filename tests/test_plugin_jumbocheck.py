@@ -1,0 +1,334 @@
+"""The `jumbocheck` tool plugin, every method run through the harness as the server runs it.
+
+No lab and no root needed here: this file also runs under Python 3.6 + jsonschema 3.0.1
+(scripts/check-compat.sh). Measurements on real paths are in tests/test_tool_lab.py.
+"""
+
+import datetime
+import json
+import os
+import re
+import stat
+
+import jsonschema
+import pytest
+
+import harness
+from jumbo import validate
+
+PLUGIN_DIR = os.path.join(harness.ROOT, "pscheduler-tool-jumbocheck", "jumbocheck")
+METHODS = ["enumerate", "can-run", "duration", "participant-data", "run", "merged-results"]
+
+SPEC = {"schema": 1, "dest": "198.18.0.2"}
+REVERSE = {"schema": 1, "dest": "198.18.0.2", "reverse": True}
+THROUGHPUT = {"schema": 1, "dest": "198.18.0.2", "throughput": {"duration": "PT2S"}}
+
+# Inputs that are not what a method expects: each must get a clean answer.
+BAD_INPUTS = ["", "{", "[]", "42", "null", '"pmtu"', '{"type": 5}',
+              '{"type": "pmtu", "spec": []}', '{"type": "pmtu", "spec": {"dest": 7}}',
+              '{"type": "rtt", "spec": {"dest": "a.example"}}',
+              '{"type": "pmtu", "spec": {"dest": "a.example", "bogus": 1}}',
+              '{"type": "pmtu", "spec": {"dest": "a.example", "schema": 9}}']
+
+
+def call(method, stdin=None, **kwargs):
+    return harness.invoke("tool", "jumbocheck", method, stdin=stdin, **kwargs)
+
+
+def as_test(spec):
+    return {"type": "pmtu", "spec": spec}
+
+
+def assert_no_traceback(done):
+    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, done
+
+
+def assert_clean_failure(done):
+    assert done.status != 0, done
+    assert_no_traceback(done)
+    assert done.stderr.strip(), done
+    assert done.stderr.endswith("\n"), done
+
+
+# ------------------------------------------------------------------------------------------
+# Layout and enumerate (contract 4.1)
+
+ENUMERATION_TOOL = {
+    "type": "object",
+    "properties": {
+        "schema": {"type": "integer", "enum": [1]},
+        "name": {"type": "string"},
+        "description": {"type": "string"},
+        "version": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)*[A-Za-z0-9-+]*$"},
+        "tests": {"type": "array", "items": {"type": "string"}},
+        "preference": {"type": "integer"},
+        "scheduling-class": {"type": "string"},
+        "maintainer": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "email": {"type": "string", "pattern": "@"},
+                           "href": {"type": "string"}},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["name", "description", "version", "tests", "preference", "maintainer"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_is_an_executable_with_a_shebang(method):
+    path = os.path.join(PLUGIN_DIR, method)
+    mode = os.stat(path).st_mode
+    assert stat.S_IMODE(mode) == 0o755
+    with open(path) as handle:
+        first = handle.readline()
+    assert first.startswith("#!/usr/bin/env python3") or first.startswith("#!/bin/sed -e 1d")
+
+
+def test_enumerate_passes_the_warm_boot_checks():
+    done = call("enumerate")
+    assert done.status == 0, done
+    enumeration = done.sql_json()
+    jsonschema.Draft7Validator(ENUMERATION_TOOL).validate(enumeration)
+    assert enumeration["name"] == "jumbocheck" == os.path.basename(PLUGIN_DIR)
+    assert enumeration["tests"] == ["pmtu"]
+    assert isinstance(enumeration["preference"], int) and not isinstance(
+        enumeration["preference"], bool)
+    assert set(enumeration["maintainer"]) == {"name", "email", "href"}
+
+
+# ------------------------------------------------------------------------------------------
+# can-run (contract 4.2): always valid JSON, reasons when declining
+
+def test_can_run_accepts_a_plain_spec():
+    done = call("can-run", as_test(SPEC))
+    assert done.status == 0, done
+    assert done.sql_json() == {"can-run": True}
+
+
+@pytest.mark.parametrize("text", BAD_INPUTS)
+def test_can_run_declines_bad_input_with_valid_json(text):
+    done = call("can-run", text)
+    assert done.status == 0, done
+    assert_no_traceback(done)
+    answer = done.sql_json()
+    assert answer["can-run"] is False
+    assert answer["reasons"] and all(isinstance(r, str) and r for r in answer["reasons"])
+
+
+def test_can_run_names_the_unsupported_spec_version():
+    answer = call("can-run", as_test(dict(SPEC, schema=2))).sql_json()
+    assert answer["can-run"] is False
+    assert "schema" in " ".join(answer["reasons"])
+
+
+def test_can_run_declines_the_throughput_phase_without_iperf3():
+    # Only the interpreter's own directory on PATH: python3 is there, iperf3 is not.
+    path = harness.interpreter_dir()
+    assert not os.path.exists(os.path.join(path, "iperf3"))
+    done = call("can-run", as_test(THROUGHPUT), env={"PATH": path})
+    assert done.status == 0, done
+    answer = done.sql_json()
+    assert answer["can-run"] is False
+    assert any("iperf3" in reason for reason in answer["reasons"]), answer
+    # The same spec without the throughput phase does not need iperf3.
+    plain = call("can-run", as_test(SPEC), env={"PATH": path}).sql_json()
+    assert plain == {"can-run": True}
+
+
+# ------------------------------------------------------------------------------------------
+# duration (contract 4.3)
+
+def _seconds(done):
+    assert done.status == 0, done
+    text = done.sql_json()["duration"]
+    match = re.match(r"^PT(\d+)S$", text)
+    assert match, text
+    return int(match.group(1))
+
+
+def test_duration_is_whole_seconds_and_grows_with_each_phase():
+    plain = _seconds(call("duration", as_test(SPEC)))
+    reverse = _seconds(call("duration", as_test(REVERSE)))
+    both = _seconds(call("duration", as_test(dict(REVERSE, throughput={"duration": "PT2S"}))))
+    assert 0 < plain < reverse < both
+    from jumbo import throughput
+    assert both - reverse >= throughput.duration(THROUGHPUT)
+
+
+def test_duration_is_a_pure_function_of_the_spec():
+    answers = {_seconds(call("duration", as_test(REVERSE))) for _ in range(3)}
+    assert len(answers) == 1
+
+
+@pytest.mark.parametrize("text", BAD_INPUTS)
+def test_duration_rejects_bad_input_cleanly(text):
+    assert_clean_failure(call("duration", text))
+
+
+# ------------------------------------------------------------------------------------------
+# participant-data (contract 4.4)
+
+def test_participant_data_of_the_source():
+    done = call("participant-data", {"participant": 0, "test": as_test(REVERSE)})
+    assert done.status == 0, done
+    assert done.sql_json() == {"schema": 1, "protocol": 1}
+
+
+def test_participant_data_of_the_dest_has_ports_and_a_one_time_token():
+    from jumbo import runner
+    answers = [call("participant-data", {"participant": 1, "test": as_test(REVERSE)}).sql_json()
+               for _ in range(2)]
+    for data in answers:
+        low, high = runner.REFLECTOR_PORTS
+        assert low <= data["reflector-port"] <= high
+        assert re.match(r"^[0-9a-f]{32}$", data["_token"])
+        assert "iperf3-port" not in data
+    assert answers[0]["_token"] != answers[1]["_token"]
+
+
+def test_participant_data_takes_the_iperf3_port_from_the_spec():
+    spec = dict(SPEC, throughput={"port": 6201})
+    data = call("participant-data", {"participant": 1, "test": as_test(spec)}).sql_json()
+    assert data["iperf3-port"] == 6201
+
+
+@pytest.mark.parametrize("request_", [
+    {"participant": 2, "test": as_test(SPEC)}, {"participant": "1", "test": as_test(SPEC)},
+    {"participant": True, "test": as_test(SPEC)}, {"participant": 1}, {"test": as_test(SPEC)},
+    {"participant": 1, "test": {"type": "pmtu", "spec": {"dest": 1}}}, [], "x"])
+def test_participant_data_rejects_bad_input_cleanly(request_):
+    assert_clean_failure(call("participant-data", request_))
+
+
+def test_participant_data_rejects_malformed_json_cleanly():
+    assert_clean_failure(call("participant-data", "{"))
+
+
+# ------------------------------------------------------------------------------------------
+# run (contract 4.5-4.7): one newline-terminated JSON line, exit 0, also for bad input
+
+def _run_input(spec, participant=0, start=None, data=None, slot="PT30S"):
+    start = start or datetime.datetime.now(datetime.timezone.utc)
+    return {"schema": 1, "task-uuid": "00000000-0000-0000-0000-000000000000",
+            "schedule": {"start": start.replace(microsecond=0).isoformat(), "duration": slot},
+            "test": as_test(spec), "participant": participant,
+            "participant-data": data if data is not None else [{"schema": 1, "protocol": 1}]}
+
+
+@pytest.mark.parametrize("stdin", ["", "{", "[1]", "null",
+                                   {"participant": 0}, {"participant": 0, "test": as_test(SPEC)},
+                                   {"participant": 0, "test": as_test(SPEC),
+                                    "schedule": {"start": "yesterday", "duration": "PT5S"}},
+                                   {"participant": 5, "test": as_test(SPEC),
+                                    "schedule": {"start": "2026-01-01T00:00:00+00:00"}}])
+def test_run_answers_bad_input_with_one_json_line(stdin):
+    done = call("run", stdin, timeout=20)
+    assert done.status == 0, done
+    assert_no_traceback(done)
+    assert done.stdout.endswith("\n") and done.stdout.count("\n") == 1, done
+    output = done.runner_json()
+    assert output["succeeded"] is False
+    assert output["error"]
+    assert done.stderr == ""
+
+
+def test_run_of_the_dest_without_participant_data_fails_cleanly():
+    done = call("run", _run_input(REVERSE, participant=1, data=[{}, None]), timeout=20)
+    assert done.status == 0, done
+    output = done.runner_json()
+    assert output["succeeded"] is False
+    assert "participant data" in output["error"]
+
+
+def test_run_of_the_dest_fails_clearly_when_the_reflector_port_is_busy():
+    import socket
+    from jumbo import reflector
+    holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    holder.bind(("0.0.0.0", 0))
+    port = holder.getsockname()[1]
+    try:
+        data = [{"schema": 1, "protocol": 1},
+                {"schema": 1, "protocol": 1, "reflector-port": port,
+                 "_token": reflector.new_token()}]
+        spec = dict(REVERSE, **{"ip-version": 4})
+        done = call("run", _run_input(spec, participant=1, data=data), timeout=20)
+    finally:
+        holder.close()
+    output = done.runner_json()
+    assert output["succeeded"] is False
+    assert "busy" in output["error"] and str(port) in output["error"]
+
+
+# ------------------------------------------------------------------------------------------
+# merged-results (contract 4.8)
+
+def _source_output(**fields):
+    from jumbo import result
+    forward = {"path-mtu": 8950, "local-mtu": 9000, "pmtud": "blackhole", "method": "udp",
+               "ip-version": 4, "dest-ip": "198.18.0.2", "probes": 12}
+    forward.update(fields)
+    merged = result.assemble(dict(REVERSE, **{"target-mtu": 9000}), forward, None,
+                             {"reverse-path-mtu": 1500, "reverse-pmtud": "not-needed",
+                              "reverse-local-mtu": 1500, "probes": 20})
+    return {"succeeded": True, "result": merged, "error": None, "diags": ""}
+
+
+def _merge(results, spec=REVERSE):
+    done = call("merged-results", {"test": as_test(spec), "results": results})
+    assert done.status == 0, done
+    assert_no_traceback(done)
+    merged = done.json(max_schema=1)
+    valid, error = validate.check_result(merged)
+    assert valid, error
+    return merged
+
+
+def test_merged_results_keeps_the_forward_answer_when_the_dest_is_missing():
+    merged = _merge([_source_output(), None])
+    assert merged["succeeded"] is True
+    assert merged["path-mtu"] == 8950 and merged["pmtud"] == "blackhole"
+    assert merged["jumbo"] is False
+    assert merged["reverse-path-mtu"] == 1500
+    assert "dest participant" in merged["diags"]
+
+
+def test_merged_results_folds_in_the_dests_reflector_report():
+    source = _source_output()
+    source["result"]["reverse-pmtud"] = "unknown"
+    source["result"]["reverse"]["pending"] = True
+    dest = {"succeeded": True, "error": None, "diags": "",
+            "result": {"role": "dest", "throughput-server": None,
+                       "reflector": {"ptb": [{"from": "198.18.3.1", "mtu": 1500, "size": 1501,
+                                              "useful": True, "count": 2}],
+                                     "stats": {"answered": 10}, "local-limit": None}}}
+    merged = _merge([source, dest])
+    assert merged["reverse-pmtud"] == "ok"
+    assert merged["reverse-ptb"][0]["from"] == "198.18.3.1"
+
+
+def test_merged_results_of_a_failed_source_is_a_failed_result():
+    merged = _merge([{"succeeded": False, "error": "Tool failed: boom", "diags": "x"}, None])
+    assert merged["succeeded"] is False
+    assert "boom" in merged["error"]
+
+
+@pytest.mark.parametrize("stdin", ["", "{", "[]", {"test": as_test(SPEC)},
+                                   {"test": as_test(SPEC), "results": []},
+                                   {"test": as_test(SPEC), "results": [None]},
+                                   {"test": as_test(SPEC), "results": [{"result": 5}]},
+                                   {"test": 3, "results": "x"}])
+def test_merged_results_answers_bad_input_with_a_failed_result(stdin):
+    done = call("merged-results", stdin)
+    assert done.status == 0, done
+    assert_no_traceback(done)
+    merged = done.json(max_schema=1)
+    assert merged["succeeded"] is False and merged["error"]
+    assert validate.check_result(merged)[0]
+
+
+def test_private_members_never_reach_the_merged_result():
+    merged = _merge([_source_output(), harness.null_private(
+        {"succeeded": True, "result": {"role": "dest", "reflector": None}, "_x": "secret"})])
+    assert "secret" not in json.dumps(merged)

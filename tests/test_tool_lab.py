@@ -1,0 +1,220 @@
+"""The jumbocheck tool on real paths: the namespace lab, the tool run as the unprivileged user
+`jumbotest` through the harness (duration -> participant-data -> concurrent runs -> merge),
+answers checked against the lab's ground truth."""
+
+import datetime
+import json
+import os
+import time
+
+import pytest
+
+import harness
+from conftest import needs_lab
+from jumbo import reflector, validate
+
+USER = "jumbotest"
+
+
+def _place(lab, node):
+    return {"lab": lab, "node": node, "user": USER}
+
+
+def _check(merged):
+    valid, error = validate.check_result(merged)
+    assert valid, error
+    return merged
+
+
+def _assert_within_slot(outcome, start_in):
+    """Every participant finished inside its slot (the harness launched them start_in + <1 s
+    before schedule.start), and none was killed."""
+    for done in outcome.runs:
+        assert not done.timed_out, done
+        assert done.status == 0, done
+        assert done.elapsed <= start_in + 1 + outcome.duration, (done.elapsed, outcome.duration)
+        assert done.stdout.endswith("\n") and done.stdout.count("\n") == 1, done
+
+
+@needs_lab
+def test_source_only_run_finds_the_cern_black_hole(lab_factory):
+    lab = lab_factory("vxlan-blackhole")
+    truth = lab.truth("src", "dst")
+    spec = {"schema": 1, "dest": lab.address("dst", 4)}
+    outcome = harness.run_tool_participants("jumbocheck", spec, [_place(lab, "src")],
+                                            start_in=1.0)
+    _assert_within_slot(outcome, 1.0)
+    merged = _check(outcome.merged)
+    assert merged["succeeded"] is True, merged
+    assert merged["path-mtu"] == truth["path-mtu"] == 8950
+    assert merged["pmtud"] == truth["pmtud"] == "blackhole"
+    assert merged["jumbo"] is False
+    assert merged["reverse-path-mtu"] is None
+
+
+@needs_lab
+@pytest.mark.parametrize("version", [4, 6])
+def test_two_participants_measure_an_asymmetric_reverse_path(lab_factory, version):
+    lab = lab_factory("asymmetric")
+    forward, backward = lab.truth("src", "dst"), lab.truth("dst", "src")
+    spec = {"schema": 1, "dest": lab.address("dst", version), "reverse": True}
+    outcome = harness.run_tool_participants(
+        "jumbocheck", spec, [_place(lab, "src"), _place(lab, "dst")], start_in=1.0)
+    _assert_within_slot(outcome, 1.0)
+    merged = _check(outcome.merged)
+    assert merged["succeeded"] is True, merged
+    assert merged["path-mtu"] == forward["path-mtu"] == 9000
+    assert merged["reverse-path-mtu"] == backward["path-mtu"] == 1500
+    assert merged["reverse-pmtud"] == backward["pmtud"] == "not-needed"
+    assert merged["reverse-local-mtu"] == 1500
+    assert merged["reverse-error"] is None
+    # The token travelled to both runs but never into what the lead fetched from the dest.
+    token = outcome.participant_data[1]["_token"]
+    assert token not in json.dumps(outcome.results) and token not in json.dumps(merged)
+    dest = outcome.results[1]
+    assert dest["succeeded"] is True
+    assert dest["result"]["reflector"]["stats"]["rejected"] == 0
+
+
+def _reverse_blackhole():
+    """src - r1 - r2 - dst, 9000 / 8950 / 9000: r1 reports PTB (forward fine), r2 drops it
+    (the reverse path dst -> src is a black hole)."""
+    from lab.topology import Node, Topology
+    nodes = [Node("src"), Node("r1", router=True), Node("r2", router=True, drop_ptb=True),
+             Node("dst")]
+    links = [("src", "r1", 9000), ("r1", "r2", 8950), ("r2", "dst", 9000)]
+    return Topology("reverse-blackhole", nodes, links, description="black hole dst -> src only")
+
+
+@needs_lab
+@pytest.mark.parametrize("scenario", ["vxlan-blackhole", "reverse-blackhole"])
+def test_reverse_pmtud_verdict_matches_the_truth(lab_factory, scenario):
+    lab = lab_factory(_reverse_blackhole() if scenario == "reverse-blackhole" else scenario)
+    forward, backward = lab.truth("src", "dst"), lab.truth("dst", "src")
+    spec = {"schema": 1, "dest": lab.address("dst", 4), "reverse": True}
+    outcome = harness.run_tool_participants(
+        "jumbocheck", spec, [_place(lab, "src"), _place(lab, "dst")], start_in=1.0)
+    merged = _check(outcome.merged)
+    assert merged["path-mtu"] == forward["path-mtu"]
+    assert merged["pmtud"] == forward["pmtud"]
+    assert merged["reverse-path-mtu"] == backward["path-mtu"] == 8950
+    assert merged["reverse-pmtud"] == backward["pmtud"]
+    if backward["pmtud"] == "ok":
+        assert any(p["useful"] and p["mtu"] == 8950 for p in merged["reverse-ptb"])
+    else:
+        assert merged["reverse-ptb"] == []
+
+
+@needs_lab
+def test_absent_dest_participant_leaves_the_forward_answer_intact(lab_factory):
+    """The dest's run never happens: the lead's reverse phase reports a clear error within its
+    hello window, the merge (with a null dest result) still succeeds on the forward answer."""
+    lab = lab_factory("vxlan-ptb")
+    spec = {"schema": 1, "dest": lab.address("dst", 4), "reverse": True}
+    test = {"type": "pmtu", "spec": spec}
+    slot = harness.invoke("tool", "jumbocheck", "duration", stdin=test).sql_json()["duration"]
+    data = [harness.invoke("tool", "jumbocheck", "participant-data", user=USER,
+                           netns=(lab, node), stdin={"participant": i, "test": test}).sql_json()
+            for i, node in enumerate(("src", "dst"))]
+    start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    run_input = {"schema": 1, "task-uuid": "t", "test": test, "participant": 0,
+                 "schedule": {"start": start.isoformat(), "duration": slot},
+                 "participant-data": data}
+    began = time.monotonic()
+    done = harness.invoke("tool", "jumbocheck", "run", stdin=run_input, user=USER,
+                          netns=(lab, "src"), timeout=120)
+    took = time.monotonic() - began
+    assert done.status == 0, done
+    lead = done.runner_json()
+    assert lead["succeeded"] is True, lead
+    assert took < 30, took
+    merge = harness.invoke("tool", "jumbocheck", "merged-results",
+                           stdin={"test": test, "results": [lead, None]})
+    merged = _check(merge.json(max_schema=1))
+    assert merged["succeeded"] is True
+    assert merged["path-mtu"] == 8950 and merged["pmtud"] == "ok"
+    assert merged["reverse-path-mtu"] is None
+    assert "did not answer" in merged["reverse-error"]
+
+
+# ------------------------------------------------------------------------------------------
+# The reflector itself, on a real path: tokens, sizes
+
+REFLECTOR_SCRIPT = """
+import json, sys, time
+from jumbo import reflector
+server = reflector.Reflector(%d, %r, (4,)).open()
+print("ready", flush=True)
+print(json.dumps(server.serve(time.monotonic() + %f)), flush=True)
+"""
+
+
+PROBER_SCRIPT = """
+import json, socket, time
+from jumbo import reflector
+
+
+def ask(key, kind, size, total, seq):
+    message = reflector.encode(key, b"Q", kind, seq, b"testtest", size=size,
+                               total=max(reflector.HEADER_LEN, total - 28))
+    sock.sendto(message, addr)
+
+
+def answers(wait=0.5):
+    found = []
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            data, _ = sock.recvfrom(65535)
+            found.append(data)
+        except socket.timeout:
+            break
+    return found
+
+
+key, wrong = bytes.fromhex(%r), bytes.fromhex(%r)
+addr = (%r, %d)
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sock.setsockopt(0, reflector.IP_MTU_DISCOVER, reflector.IP_PMTUDISC_DONT)
+sock.settimeout(0.3)
+out = {}
+ask(wrong, reflector.PROBE, 1000, 1000, 1)
+out["wrong-token"] = len(answers())
+ask(key, reflector.PROBE, 4000, 1000, 2)
+out["larger-than-request"] = len(answers())
+ask(key, reflector.PROBE, 1000, 1000, 3)
+out["valid"] = [len(d) + 28 for d in answers()]
+ask(key, reflector.PROBE, 1000, 1000, 3)
+out["replayed"] = len(answers())
+ask(key, reflector.STATUS, 0, 1200, 4)
+print(json.dumps(out))
+"""
+
+
+def _python(script):
+    """argv running `script` with the interpreter under test and the repository's library."""
+    return ["env", "PYTHONPATH=" + harness.LIBRARY,
+            os.path.join(harness.interpreter_dir(), "python3"), "-c", script]
+
+
+@needs_lab
+def test_reflector_ignores_wrong_tokens_and_never_answers_larger(lab_factory):
+    lab = lab_factory("clean-jumbo")
+    token = reflector.new_token()
+    port = 5544
+    server = lab.popen("dst", _python(REFLECTOR_SCRIPT % (port, token, 6.0)), user=USER)
+    assert server.stdout.readline().strip() == "ready"
+    # The test's own prober runs in src as the unprivileged user.
+    script = PROBER_SCRIPT % (token, reflector.new_token(), lab.address("dst", 4), port)
+    done = lab.run("src", _python(script), user=USER, timeout=30)
+    seen = json.loads(done.stdout)
+    assert seen["wrong-token"] == 0
+    assert seen["larger-than-request"] == 0
+    assert seen["valid"] == [1000]
+    assert seen["replayed"] == 0
+    out, _ = server.communicate(timeout=15)
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["stats"]["rejected"] == 1
+    assert report["stats"]["too-large"] == 1
+    assert report["stats"]["replayed"] == 1
+    assert report["largest-reply"] == 1000
