@@ -1,0 +1,277 @@
+"""The dashboards' queries against documents the jumbo archive store wrote into a real OpenSearch.
+
+Each Grafana target (Lucene query + bucket aggregations + metric, time field
+pscheduler.start_time) is turned into the OpenSearch request the Grafana OpenSearch datasource
+sends, run against a prefixed copy of the pscheduler_pmtu data stream, and the buckets that come
+back are compared with what was written: which cell of the matrix holds which path MTU, in which
+colour, and where the black holes are.
+"""
+
+import copy
+import json
+import os
+import re
+import uuid
+
+import pytest
+
+from jumbo.stores import open_store, samples
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DASHBOARD = os.path.join(ROOT, "dashboards", "grafana-pmtu.json")
+AGENT_DISPLAYS = os.path.join(ROOT, "dashboards", "psconfig-grafana-agent-pmtu.json")
+
+A, B, C = "ps-a.example.org", "ps-b.example.org", "ps-c.example.org"
+SITES = {A: "SITE-A", B: "SITE-B", C: "SITE-C"}
+T_FROM, T_TO = "2026-05-19T10:00:00Z", "2026-05-21T10:00:00Z"  # samples start 2026-05-20T10:00Z
+
+
+def _load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def _env(src, dst, minutes, path_mtu, task="Path MTU IPv4", gain=None, **kwargs):
+    env = samples.pmtu_envelope(0, source=src, dest=dst, minutes=minutes, path_mtu=path_mtu,
+                                **kwargs)
+    env["result"]["reference"] = {"display-task-name": task,
+                                  "display-task-group": ["Jumbo frames"],
+                                  "source-site": SITES[src], "dest-site": SITES[dst]}
+    if gain is not None:
+        env["result"]["result"]["throughput"] = {"runs": [], "standard": None, "jumbo": None,
+                                                 "gain": gain}
+    return env
+
+
+HOLE = {"ttl": 2, "ip": "198.18.2.1", "size": 9000}
+DOCS = [
+    _env(A, B, 10, 9000, gain=0.42),
+    _env(A, B, 20, None, succeeded=False, pmtud="unknown"),   # failed run: no MTU
+    _env(A, B, -3000, 1500),                                  # outside the time range
+    _env(A, C, 30, 1500),
+    _env(A, C, 40, 1400, task="Path MTU IPv6"),
+    _env(B, A, 50, 4000),
+    _env(B, C, 60, 1500, pmtud="blackhole", blackhole=HOLE),  # located black hole
+    _env(C, A, 70, 9000),
+    _env(C, A, 80, 1501),
+    _env(C, B, 90, 1500, pmtud="blackhole", blackhole=None),  # black hole, hop not located
+]
+
+# Worst path MTU per source x destination for the IPv4 task, and its colour.
+EXPECTED_V4 = {(A, B): 9000, (A, C): 1500, (B, A): 4000, (B, C): 1500, (C, A): 1501, (C, B): 1500}
+COLOURS = {9000: "green", 4000: "orange", 1501: "orange", 1500: "red", 1400: "red"}
+
+
+# ---------------------------------------------------------------------------------------------
+# What Grafana's OpenSearch datasource does with a target
+
+
+def _lucene_escape(value):
+    return re.sub(r'([+\-=&|><!(){}\[\]^"~*?:\\/ ])', r"\\\1", value)
+
+
+def _substitute(query, variables):
+    def repl(match):
+        name, fmt = match.group(1), match.group(2)
+        value = variables[name]
+        if value == "$__all":
+            return "*"  # the variable's allValue
+        return _lucene_escape(value) if fmt == "lucene" else value
+    return re.sub(r"\$\{(\w+)(?::(\w+))?\}", repl, query)
+
+
+def _terms(agg):
+    settings = agg.get("settings", {})
+    size = int(settings.get("size", "10"))
+    body = {"field": agg["field"], "size": size or 500,
+            "min_doc_count": int(settings.get("min_doc_count", "1"))}
+    if settings.get("orderBy") == "_term":
+        body["order"] = {"_key": settings.get("order", "desc")}
+    return {"terms": body}
+
+
+def _bucket_agg(agg):
+    if agg["type"] == "terms":
+        return _terms(agg)
+    if agg["type"] == "date_histogram":
+        return {"date_histogram": {"field": agg["field"],
+                                   "fixed_interval": agg["settings"]["interval"],
+                                   "min_doc_count": int(agg["settings"].get("min_doc_count", 0))}}
+    raise AssertionError("bucket aggregation %s not handled by this test" % agg["type"])
+
+
+def to_request(target, variables):
+    query = _substitute(target["query"], variables)
+    metrics = {}
+    for metric in target["metrics"]:
+        if metric["type"] != "count":
+            metrics[metric["id"]] = {metric["type"]: {"field": metric["field"]}}
+    aggs = metrics
+    for agg in reversed(target["bucketAggs"]):
+        body = _bucket_agg(agg)
+        if aggs:
+            body["aggs"] = aggs
+        aggs = {agg["id"]: body}
+    return {
+        "size": 0,
+        "query": {"bool": {"filter": [
+            {"range": {target["timeField"]: {"gte": T_FROM, "lte": T_TO}}},
+            {"query_string": {"query": query, "analyze_wildcard": True}}]}},
+        "aggs": aggs,
+    }
+
+
+def rows(response, target):
+    """[(bucket keys..., metric value)] flattened as Grafana builds its data frame."""
+    metric = target["metrics"][0]
+    out = []
+
+    def walk(aggs, depth, keys):
+        agg = target["bucketAggs"][depth]
+        for bucket in aggs[agg["id"]]["buckets"]:
+            key = bucket.get("key_as_string", bucket["key"])
+            if depth + 1 < len(target["bucketAggs"]):
+                walk(bucket, depth + 1, keys + [key])
+            else:
+                value = (bucket["doc_count"] if metric["type"] == "count"
+                         else bucket[metric["id"]]["value"])
+                out.append(tuple(keys + [key, value]))
+    walk(response["aggregations"], 0, [])
+    return out
+
+
+def colour(steps, value):
+    chosen = None
+    for step in steps:
+        if step["value"] is None or value >= step["value"]:
+            chosen = step["color"]
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def archive(opensearch_url):
+    prefix = "dash%s_" % uuid.uuid4().hex[:8]
+    store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
+    assert store.put_many(copy.deepcopy(DOCS)) == [None] * len(DOCS)
+    store.refresh()
+
+    def search(request):
+        return store.search("pscheduler*", request)
+
+    yield search
+    store.request("DELETE", "/_data_stream/%s*" % prefix)
+    store.request("DELETE", "/%s*" % prefix)
+    for name, _ in store.templates():
+        store.request("DELETE", "/_index_template/" + name)
+    store.close()
+
+
+def _panel(title):
+    for panel in _load(DASHBOARD)["panels"]:
+        if panel["title"] == title:
+            return panel
+    raise AssertionError("no panel %r" % title)
+
+
+def _matrix(search, panel, task="$__all"):
+    target = panel["targets"][0]
+    result = rows(search(to_request(target, {"task": task})), target)
+    return {(r[0], r[1]): r[2] for r in result}
+
+
+def test_dashboard_is_grafana_json_over_the_pmtu_stream():
+    dash = _load(DASHBOARD)
+    assert dash["uid"] and dash["panels"]
+    for panel in dash["panels"]:
+        assert panel["datasource"]["type"] == "grafana-opensearch-datasource"
+        for target in panel["targets"]:
+            assert target["timeField"] == "pscheduler.start_time"
+            assert "test.type.keyword:pmtu" in target["query"]
+    ds = dash["templating"]["list"][0]
+    assert ds["type"] == "datasource" and ds["query"] == "grafana-opensearch-datasource"
+
+
+def test_path_mtu_matrix_cells_and_colours(archive):
+    panel = _panel("Path MTU (worst in range)")
+    steps = panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    cells = _matrix(archive, panel, task="Path MTU IPv4")
+    assert cells == EXPECTED_V4
+    assert {k: colour(steps, v) for k, v in cells.items()} == \
+        {k: COLOURS[v] for k, v in EXPECTED_V4.items()}
+    assert colour(steps, 1500) == "red" and colour(steps, 8999) == "orange"
+    # All tasks: the IPv6 run on A -> C (1400) is the worst there now
+    cells = _matrix(archive, panel)
+    expected = dict(EXPECTED_V4)
+    expected[(A, C)] = 1400
+    assert cells == expected
+
+
+def test_black_hole_matrix(archive):
+    panel = _panel("PMTUD black holes (runs)")
+    steps = panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    cells = _matrix(archive, panel)
+    assert cells == {(B, C): 1, (C, B): 1}
+    assert all(colour(steps, v) == "#000000" for v in cells.values())
+
+
+def test_site_matrix(archive):
+    cells = _matrix(archive, _panel("Path MTU by site (worst in range)"), task="Path MTU IPv4")
+    assert cells == {(SITES[s], SITES[d]): v for (s, d), v in EXPECTED_V4.items()}
+
+
+def test_time_series_pie_and_gain(archive):
+    panel = _panel("Path MTU over time per path")
+    target = panel["targets"][0]
+    result = rows(archive(to_request(target, {"task": "Path MTU IPv4"})), target)
+    worst = {}
+    for path, _time, value in result:
+        if value is not None:
+            worst[path] = min(worst.get(path, value), value)
+    assert worst == {"%s|%s|4|pmtu" % k: v for k, v in EXPECTED_V4.items()}
+
+    panel = _panel("Runs by PMTUD verdict")
+    target = panel["targets"][0]
+    counts = dict(rows(archive(to_request(target, {"task": "$__all"})), target))
+    assert counts == {"ok": 6, "blackhole": 2, "unknown": 1}
+
+    panel = _panel("Jumbo throughput gain (9000 vs 1500)")
+    target = panel["targets"][0]
+    gains = dict(rows(archive(to_request(target, {"task": "$__all"})), target))
+    assert gains == {"%s|%s|4|pmtu" % (A, B): pytest.approx(0.42)}
+
+
+def _agent_target(display, task_name):
+    """The target the pSConfig Grafana agent's dashboard template builds from a display."""
+    def terms(field, id_):
+        return {"field": field, "id": id_, "type": "terms",
+                "settings": {"min_doc_count": "1", "order": "desc", "orderBy": "_term",
+                             "size": "0"}}
+    return {
+        "query": 'reference.display-task-name.keyword: "%s"' % task_name,
+        "timeField": "pscheduler.start_time",
+        "bucketAggs": [terms(display["row_field"], "2"), terms(display["col_field"], "3")],
+        "metrics": [{"id": "1", "field": display["stat_field"], "type": display["stat_type"]}],
+    }
+
+
+def test_agent_displays(archive):
+    displays = _load(AGENT_DISPLAYS)["displays"]
+    mtu = displays["pmtu_path_mtu"]
+    assert mtu["task_selector"]["test_types"] == ["pmtu"]
+    target = _agent_target(mtu, "Path MTU IPv4")
+    cells = {(r[0], r[1]): r[2] for r in rows(archive(to_request(target, {})), target)}
+    # the agent's query does not drop failed runs; they carry no MTU, so min ignores them
+    assert cells == EXPECTED_V4
+    assert {k: colour(mtu["thresholds"], v) for k, v in cells.items()} == \
+        {k: COLOURS[v] for k, v in EXPECTED_V4.items()}
+
+    hole = displays["pmtu_blackhole"]
+    target = _agent_target(hole, "Path MTU IPv4")
+    cells = {(r[0], r[1]): r[2] for r in rows(archive(to_request(target, {})), target)}
+    marked = {k: v for k, v in cells.items() if v is not None}
+    # located black holes only: C -> B vanished without a locatable hop (see the Grafana panel)
+    assert marked == {(B, C): 9000}
+    assert colour(hole["thresholds"], 9000) == "#000000"
