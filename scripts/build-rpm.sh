@@ -19,7 +19,11 @@ mkdir -p "$TOP"/{BUILD,BUILDROOT,RPMS,SOURCES,SPECS,SRPMS}
 # Source tarball: what the packages are made of (tracked and new files, .gitignore honoured,
 # so a build right after editing matches the tree you see; in CI it is the clean checkout).
 bash scripts/make-tarball.sh "$TOP/SOURCES" "$VERSION" >/dev/null
-cp rpm/common.inc "$TOP/SOURCES/"
+# The version is written into the copy of common.inc that goes into the source RPMs, so that
+# `rpmbuild --rebuild` of an SRPM gives the same version without any --define.
+sed -e "s/^%{!?jumbo_version: .*/%{!?jumbo_version: %global jumbo_version $VERSION}/" \
+    -e "s/^%{!?jumbo_release: .*/%{!?jumbo_release: %global jumbo_release $RELEASE}/" \
+    rpm/common.inc > "$TOP/SOURCES/common.inc"
 
 specs=("$@")
 ((${#specs[@]})) || specs=(rpm/*.spec)
