@@ -214,3 +214,21 @@ def test_dest_failing_mid_run_fails_the_later_legs_only(lab_factory):
     assert result["verdict"] != "blackhole"  # a dead server is not a black hole
     _valid(result)
     assert time.time() - started < tp.duration(spec)
+
+
+@needs_lab
+def test_partial_ecmp_blackhole_is_caught_by_stalled_streams(lab_factory):
+    # Two equal-cost members, one narrower and black-holed: the probes may well report 9000.
+    # Eight parallel streams hash onto both members, so every jumbo leg has stalled streams
+    # (all eight on the good member: 1 in 256) while the others flow.
+    lab = lab_factory("ecmp-partial-blackhole")
+    truth = lab.truth("src", "dst")
+    assert truth["partial"] and truth["pmtud"] == "blackhole"
+    spec = _spec(order="ab", parallel=8)
+    result, _, elapsed = _phase(lab, spec, 9000)
+    assert elapsed < tp.duration(spec)
+    standard, jumbo = result["runs"]
+    assert standard["succeeded"] and standard["stalled-streams"] == 0
+    assert jumbo["stalled"] and 0 < jumbo["stalled-streams"] < 8
+    assert result["verdict"] == "blackhole"
+    _valid(result)

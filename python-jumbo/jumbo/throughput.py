@@ -355,10 +355,9 @@ def serve(spec, port, deadline=None, bind=None):
             if proc.poll() is not None:
                 stopped = "exited"
                 break
-            docs = _json_documents("".join(chunks))
-            if len(docs) != seen:
-                seen = len(docs)
-                if any(_is_last(doc) for doc in docs):
+            if len(chunks) != seen:  # new output: has the last leg ended?
+                seen = len(chunks)
+                if any(_is_last(doc) for doc in _json_documents("".join(chunks))):
                     stopped = "last-leg"
                     break
             time.sleep(0.1)
@@ -375,8 +374,8 @@ def serve(spec, port, deadline=None, bind=None):
         result["tests"].append(test)
     result["served"] = len([t for t in result["tests"] if t["leg"] is not None])
     problems = [t["error"] for t in result["tests"] if t["error"]]
-    if stopped == "exited" and not docs or (proc.returncode not in (0, None, -15, -9)
-                                           and stopped == "exited"):
+    if stopped == "exited":
+        # Without --one-off the server only ends on its own when something went wrong.
         text = "".join(errors).strip() or " ".join(problems)
         if "in use" in text.lower():
             result["error"] = "port %d is busy on the dest: %s" % (port, text)
@@ -419,13 +418,17 @@ def _client_argv(settings, leg, dest, port, ip_version, last, total):
             "-%d" % (6 if ip_version == 6 else 4),
             "-t", _num(settings["seconds"]), "-i", str(_interval(settings)),
             "-M", str(leg["mss"]), "-P", str(int(settings["parallel"])),
-            "--connect-timeout", str(int(CONNECT_TIMEOUT * 1000)), "--get-server-output",
+            "--connect-timeout", str(int(CONNECT_TIMEOUT * 1000)),
             "--extra-data", "%s leg %d of %d%s" % (EXTRA_TAG, leg["order"], total,
                                                   " last" if last else "")]
     if settings["omit-seconds"]:
         argv += ["-O", _num(settings["omit-seconds"])]
     if leg["direction"] == "reverse":
-        argv.append("-R")
+        # The server sends: its output carries the windows that prove the MSS. Only then:
+        # that output is one big segment from the dest, and on a path where one ECMP member
+        # is narrower it teaches the dest a smaller path MTU toward us, which it then
+        # advertises as MSS on every later connection (the kernel caches PMTU per address).
+        argv += ["-R", "--get-server-output"]
     if settings.get("congestion"):
         argv += ["-C", settings["congestion"]]
     if settings.get("fq-rate"):
@@ -601,9 +604,8 @@ def _run_from_json(leg, doc, error, timed_out):
     # iperf3 reports RTT in microseconds; the result carries seconds.
     run["rtt"] = sum(rtts) / len(rtts) / 1e6 if rtts else None
     run["max-rtt"] = max(max_rtts) / 1e6 if max_rtts else None
-    cwnds, pmtus, tail = [], [], []
-    intervals = [i for i in (sender.get("intervals") or [])]
-    for interval in intervals:
+    cwnds, pmtus = [], []
+    for interval in sender.get("intervals") or []:
         for stream in interval.get("streams") or []:
             if stream.get("snd_cwnd"):
                 cwnds.append(stream["snd_cwnd"])
@@ -617,16 +619,29 @@ def _run_from_json(leg, doc, error, timed_out):
     if note:
         run["mss-note"] = note
     run["pmtu"] = min(pmtus) if pmtus else None
-    # Stall: the receiver's last half of the (not omitted) intervals carried nothing.
-    mine = [i.get("sum") or {} for i in (doc.get("intervals") or [])]
-    mine = [s for s in mine if not s.get("omitted")]
-    tail = mine[len(mine) // 2:]
-    flowing_tail = sum(s.get("bytes") or 0 for s in tail)
-    if timed_out or (run["bytes"] == 0) or (tail and flowing_tail == 0):
+    # Stall: in the last half of the (not omitted) intervals the flow, or one of its
+    # parallel streams (each hashed on its own ports: an ECMP member), carried nothing.
+    streams, total = {}, 0
+    intervals = [i for i in (doc.get("intervals") or [])
+                 if not (i.get("sum") or {}).get("omitted")]
+    for interval in intervals[len(intervals) // 2:]:
+        total += (interval.get("sum") or {}).get("bytes") or 0
+        for stream in interval.get("streams") or []:
+            key = stream.get("socket")
+            streams[key] = streams.get(key, 0) + (stream.get("bytes") or 0)
+    stalled_streams = len([k for k, v in streams.items() if v == 0])
+    run["stalled-streams"] = stalled_streams
+    if timed_out or run["bytes"] == 0 or (intervals and total == 0):
         run["stalled"] = True
         if not run["error"]:
             run["error"] = "stalled: no bytes flowed at MSS %d after the first interval(s)" % (
                 leg["mss"])
+    elif stalled_streams:
+        run["stalled"] = True
+        if not run["error"]:
+            run["error"] = ("stalled: %d of %d streams stopped at MSS %d while the others "
+                            "flowed (a flow hashed onto a path that drops big packets)" % (
+                                stalled_streams, len(streams), leg["mss"]))
     if run["error"] is None:
         problem = _size_problem(leg, run)
         if problem:
@@ -638,8 +653,9 @@ def _run_from_json(leg, doc, error, timed_out):
 def _size_problem(leg, run):
     seen = run["observed-mss"]
     if seen is not None and not (leg["mss"] - MSS_TOLERANCE <= seen <= leg["mss"]):
-        return "observed MSS %d does not match the leg's MSS %d (allowed %d..%d)" % (
-            seen, leg["mss"], leg["mss"] - MSS_TOLERANCE, leg["mss"])
+        return ("observed MSS %d does not match the leg's MSS %d (allowed %d..%d): the flow "
+                "ran at a smaller size (a smaller MSS advertised by the peer, or a path MTU "
+                "it learnt)" % (seen, leg["mss"], leg["mss"] - MSS_TOLERANCE, leg["mss"]))
     if run["pmtu"] is not None and run["pmtu"] < leg["mtu"]:
         return "the kernel's path MTU for this flow was %d, below the leg's MTU %d" % (
             run["pmtu"], leg["mtu"])
