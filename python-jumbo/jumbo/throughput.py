@@ -247,21 +247,28 @@ def choose_port(low=PORT_RANGE[0], high=PORT_RANGE[1], tries=32):
     return port
 
 
-def _die_with_parent():
-    """preexec_fn: the iperf3 we start dies with us (Linux PR_SET_PDEATHSIG), so that a
-    killed participant leaves no server listening and no client sending behind it."""
+def _prctl():
+    """libc's prctl, looked up before fork (importing in a forked child of a threaded
+    process may deadlock), or None where there is none."""
     try:
         import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - best effort: not Linux, no libc
-        pass
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except Exception:  # noqa: BLE001 - not Linux, no libc: no parent-death signal
+        return None
 
 
 def _spawn(argv):
+    """Start iperf3 in its own session; it dies with us (Linux PR_SET_PDEATHSIG), so a
+    killed participant leaves no server listening and no client sending behind it."""
+    prctl = _prctl()
+
+    def die_with_parent():
+        if prctl is not None:
+            prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             universal_newlines=True, start_new_session=True,
-                            preexec_fn=_die_with_parent)
+                            preexec_fn=die_with_parent)
 
 
 def _kill(proc):
