@@ -10,7 +10,6 @@ import importlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,25 +88,22 @@ def survey():
     return parts
 
 
-def invoke(directory, method, payload, argv=(), timeout=30):
-    """Run one plugin method as the server does: JSON on stdin, JSON on stdout."""
-    path = os.path.join(directory, method)
-    done = subprocess.run([path] + list(argv), input=json.dumps(payload),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=timeout)
-    if done.returncode != 0:
+def invoke(cls, name, method, payload, argv=()):
+    """Run one plugin method as the server does (through the harness: the suite's interpreter
+    and library, the server's time limit): JSON on stdin, the stdout text back."""
+    done = load_harness().invoke(cls, name, method, stdin=payload, argv=argv)
+    if done.status != 0:
         raise RuntimeError("%s %s failed (exit %d): %s" % (
-            os.path.basename(directory), method, done.returncode, done.stderr.strip()[-500:]))
+            name, method, done.status, done.stderr.strip()[-500:]))
     return done.stdout
 
 
-def invoke_json(directory, method, payload, argv=(), timeout=30):
-    text = invoke(directory, method, payload, argv, timeout)
+def invoke_json(cls, name, method, payload, argv=()):
+    text = invoke(cls, name, method, payload, argv)
     try:
         return json.loads(text)
     except ValueError:
-        raise RuntimeError("%s %s printed no JSON: %r" % (os.path.basename(directory), method,
-                                                          text[:200]))
+        raise RuntimeError("%s %s printed no JSON: %r" % (name, method, text[:200]))
 
 
 def have(program):

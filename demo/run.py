@@ -19,8 +19,9 @@ START_IN = 2.0
 REVERSE_PAIRS = (("cern", "bnl"), ("bnl", "cern"), ("cern", "nikhef"), ("tokyo", "bnl"))
 
 
-class Interrupted(Exception):
-    """SIGTERM/SIGHUP: handled like Ctrl-C."""
+class Interrupted(BaseException):
+    """SIGTERM/SIGHUP: handled like Ctrl-C (a BaseException, so no `except Exception` in a
+    stage swallows it)."""
 
 
 class StageFailed(Exception):
@@ -191,11 +192,11 @@ class Demo(object):
         # Specs first, through the test plugin as the server would on task creation.
         for task in self.tasks:
             try:
-                valid = parts.invoke_json(parts.TEST_PLUGIN, "spec-is-valid", task.spec)
+                valid = parts.invoke_json("test", "pmtu", "spec-is-valid", task.spec)
                 if not valid.get("valid"):
                     raise RuntimeError("spec rejected: %s" % valid.get("error"))
                 task.participants = parts.invoke_json(
-                    parts.TEST_PLUGIN, "participants", task.spec)["participants"]
+                    "test", "pmtu", "participants", task.spec)["participants"]
             except Exception as err:  # noqa: BLE001 - reported, never a traceback
                 task.error = "spec: %s" % err
                 self.fail("measure", "%s -> %s: %s" % (task.source, task.dest, task.error))
@@ -387,10 +388,8 @@ class Demo(object):
 
     def _tool_version(self):
         try:
-            text = subprocess.run([os.path.join(parts.TOOL_PLUGIN, "enumerate")],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  universal_newlines=True, timeout=10).stdout
-            return json.loads(text).get("version", "unknown")
+            return json.loads(parts.invoke("tool", "jumbocheck", "enumerate", None)).get(
+                "version", "unknown")
         except Exception:  # noqa: BLE001
             return "unknown"
 
@@ -409,7 +408,8 @@ class Demo(object):
         self.archive_data = {"schema": 1, "_url": self.store_url,
                              "retry-policy": [{"attempts": 3, "wait": "PT2S"}]}
         try:
-            valid = parts.invoke_json(parts.ARCHIVER_PLUGIN, "data-is-valid", self.archive_data)
+            valid = parts.invoke_json("archiver", "jumbo", "data-is-valid",
+                                     self.archive_data)
         except Exception as err:  # noqa: BLE001
             self.fail("archive", "data-is-valid: %s" % err)
             return
