@@ -8,7 +8,7 @@ from .search import SizeSearch, useful_ptb
 
 MAX_TTL = 30
 PRIMARY_ROUNDS = 24
-SECONDARY_ROUNDS = 12
+SECONDARY_ROUNDS = 16
 MIN_WAIT = 0.02
 SETUP_SECONDS = 1.5
 
@@ -167,10 +167,11 @@ class Engine(object):
         if level < want:
             self._sleep_until(time.monotonic() + (want - level) / self.bucket.rate)
 
-    def round(self, items):
+    def round(self, items, pace=True):
         """Send (flow, size, ttl) items back to back; wait until each is answered or
         superseded by a later answered probe of its group, or the wait limit passes."""
-        self._pace(items)
+        if pace:
+            self._pace(items)
         probes = []
         for flow, size, ttl in items:
             if time.monotonic() >= self.deadline:
@@ -224,22 +225,37 @@ class Engine(object):
                           arrival_limited=arrival_limited, target=self.spec.get("target-mtu"))
 
     def _search_rounds(self, flows, rounds):
-        for _ in range(rounds):
-            if time.monotonic() >= self.deadline:
+        """Rounds until every flow is done; flows whose arrivals are rate-limited take part
+        only as far as the dest's answer budget allows (one arrival each)."""
+        turn = 0
+        while time.monotonic() < self.deadline:
+            active = [f for f in flows if not f.search.done() and f.search.rounds < rounds]
+            if not active:
                 return
+            limited = [f for f in active if f.transport.arrival_limited]
+            free = [f for f in active if not f.transport.arrival_limited]
+            if limited:
+                level = self.bucket.level()
+                if level < 1.0 and not free:
+                    self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
+                    level = self.bucket.level()
+                count = max(1, int(level)) if not free else max(0, int(level))
+                turn = turn % len(limited)
+                limited = (limited[turn:] + limited[:turn])[:count]
+                turn += count
             items = []
-            for flow in flows:
+            for flow in free + limited:
                 for size in flow.search.next_round():
                     items.append((flow, size, None))
             if not items:
                 return
-            self.round(items)
+            self.round(items, pace=False)
+            known = set(f.search.result() for f in flows if f.search.done())
             for flow in flows:
-                if flow.search.lo is None and flow.search.rounds >= 2 \
-                        and flow.transport.arrival_limited:
-                    # Nothing arrived, not even the sentinel: maybe the rate limit; let it
-                    # refill a little before the next try.
-                    self._sleep_until(time.monotonic() + min(0.5, 1.0 / self.bucket.rate))
+                if flow.search is not None and known:
+                    flow.search.confirmed_elsewhere |= known
+                    if flow.search.rounds:
+                        flow.search.priors |= known
 
     def scan(self, flow, big, small, full):
         """TTL-limited probes of `big` and `small` bytes, hop by hop: where big packets stop
@@ -410,7 +426,11 @@ class Engine(object):
                      "pmtud": flow.search.verdict()}
             entry.update(flow.transport.flow_info(flow.tflow))
             results.append(entry)
-        measured = [r["path-mtu"] for r in results if r["path-mtu"] is not None]
+        confirmed = [r["path-mtu"] for r, f in zip(results, flows) if f.search.done()]
+        measured = confirmed or [r["path-mtu"] for r in results if r["path-mtu"] is not None]
+        for r, f in zip(results, flows):
+            if not f.search.done():
+                r["path-mtu"] = None
         path_mtu = min(measured) if measured else None
         verdicts = set(r["pmtud"] for r in results)
         if "blackhole" in verdicts:

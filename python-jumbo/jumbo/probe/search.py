@@ -60,6 +60,15 @@ class SizeSearch(object):
         """A probe of `size` vanished (ordered: proven by a later arrival) or met a PTB."""
         if self.lo is not None and size <= self.lo:
             return
+        if not ptb and not ordered and size in self.confirmed_elsewhere:
+            # Another flow proved this size crosses; an unproven silence here is more
+            # likely the dest's rate limit than a narrower member. Ask again instead.
+            self.loss_seen = True
+            return
+        if size <= self.min_size and not ptb:
+            # The smallest size is assumed to cross; its silence is loss or rate limiting.
+            self.loss_seen = True
+            return
         self.failed.add(size)
         self.hi = min(self.hi, size)
         if ptb:
@@ -134,6 +143,9 @@ class SizeSearch(object):
                 sizes = [pick[0] + 1, pick[0]] if pick[0] + 1 < self.hi else [pick[0]]
             elif self.hi - 1 > self.min_size:
                 sizes = [(self.hi + self.min_size) // 2]
+            if self.priors and self.rounds == 2 and sizes:
+                # Optimistic once: other flows make an arrival likely, save the sentinel.
+                return _clean(sizes, self.hi)
             return _clean(sizes + [self.min_size], self.hi)
         if self.hi == self.lo + 1:
             return [self.hi, self.lo]

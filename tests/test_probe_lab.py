@@ -1,0 +1,121 @@
+"""The probe engine (`jumbocheck`) in the real namespace lab, run as the unprivileged user
+`jumbotest`: every scenario's path MTU to the byte and its PMTUD verdict, against the truth."""
+
+import json
+import os
+
+import pytest
+
+from conftest import ROOT, needs_lab
+
+JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")
+ALL_GROUPS = (0, 2147483647)
+
+V6_KEY = {"clean-jumbo", "bottleneck-ptb", "vxlan-blackhole", "multi-router-blackhole",
+          "echo-filtered", "lossy", "ecmp-partial-blackhole", "asymmetric"}
+
+
+def jumbocheck(lab, dest_argv, extra=()):
+    done = lab.run("src", [JUMBOCHECK] + list(dest_argv) + list(extra) + ["--json"],
+                   user="jumbotest", check=False, timeout=120)
+    result = json.loads(done.stdout) if done.stdout.strip() else None
+    return done.returncode, result, done.stderr
+
+
+def check_against_truth(lab, result, truth):
+    assert result["succeeded"] is True
+    assert result["path-mtu"] == truth["path-mtu"], result
+    assert result["pmtud"] == truth["pmtud"], result
+    assert result["local-mtu"] == truth["local-mtu"]
+    assert result["jumbo"] == (truth["path-mtu"] >= 9000)
+    holes = [m["blackhole-ttl"] for m in truth["members"] if m["blackhole-ttl"]]
+    if holes:
+        assert result["blackhole"]["ttl"] in holes, result
+        assert result["blackhole"]["size"] == truth["path-mtu"] + 1
+    else:
+        assert result["blackhole"] is None
+    assert result["probes"] >= 1 and result["elapsed"] >= 0
+
+
+def _scenarios():
+    from lab import scenarios
+    return sorted(scenarios.SCENARIOS)
+
+
+@needs_lab
+@pytest.mark.parametrize("scenario", _scenarios())
+def test_every_scenario_exact(lab_factory, scenario):
+    lab = lab_factory(scenario)
+    truth = lab.truth("src", "dst")
+    versions = (4, 6) if scenario in V6_KEY else (4,)
+    if truth["partial"]:
+        # Many flows over UDP need many port unreachables from the dest; IPv4 allows it one
+        # a second after a burst of 6 (slow), IPv6 four a second: the ECMP check runs on v6.
+        versions = (6,)
+    extra = ["--flows", "12"] if truth["partial"] else []
+    for version in versions:
+        status, result, err = jumbocheck(lab, [lab.address("dst", version)], extra)
+        assert status == 0, err
+        assert result["ip-version"] == version
+        assert result["method"] == "udp"  # ping_group_range is "1 0" in a new namespace
+        check_against_truth(lab, result, truth)
+        if truth["partial"]:
+            seen = set((f["path-mtu"], f["pmtud"]) for f in result["flows"])
+            assert seen == {(9000, "not-needed"), (8950, "blackhole")}, result["flows"]
+            assert len(set(f["source-port"] for f in result["flows"])) == 12
+
+
+@needs_lab
+def test_lossy_path_stays_exact(lab_factory):
+    lab = lab_factory("lossy", ping_group_range=ALL_GROUPS)
+    truth = lab.truth("src", "dst")
+    for attempt in range(3):
+        for version in (4, 6):
+            status, result, err = jumbocheck(lab, [lab.address("dst", version)])
+            assert status == 0, err
+            check_against_truth(lab, result, truth)
+
+
+@needs_lab
+@pytest.mark.parametrize("scenario", ["vxlan-blackhole", "echo-filtered", "multi-router"])
+def test_with_icmp_datagram_sockets_allowed(lab_factory, scenario):
+    lab = lab_factory(scenario, ping_group_range=ALL_GROUPS)
+    truth = lab.truth("src", "dst")
+    for version in (4, 6):
+        status, result, err = jumbocheck(lab, [lab.address("dst", version)], ["--hops"])
+        assert status == 0, err
+        check_against_truth(lab, result, truth)
+        expected = "udp" if truth["echo-filtered"] else "icmp-echo"
+        assert result["method"] == expected
+        # Per-hop view: the last hop is the dest, and the MTU drops where the truth says.
+        hops = result["hops"]
+        assert hops and hops[-1]["ip"] == lab.address("dst", version)
+        assert [h["mtu"] for h in hops][-1] == truth["path-mtu"]
+        assert hops[0]["mtu"] == truth["members"][0]["hop-mtus"][0] or \
+            truth["members"][0]["hop-mtus"][1] < hops[0]["mtu"]
+
+
+@needs_lab
+def test_host_names_and_text_output(lab_factory):
+    lab = lab_factory("vxlan-ptb")
+    done = lab.run("src", [JUMBOCHECK, "dst", "--flows", "2"], user="jumbotest", check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("NOT JUMBO: path MTU 8950")
+
+
+@needs_lab
+def test_errors_are_clean(lab_factory):
+    lab = lab_factory("clean-jumbo")
+    status, result, err = jumbocheck(lab, ["no-such-host.invalid"])
+    assert status == 1 and result["succeeded"] is False
+    assert "resolve" in result["error"] and "Traceback" not in err
+    status, result, err = jumbocheck(lab, ["198.19.250.1"])
+    assert status == 1 and "route" in result["error"], result
+    lab.run("src", ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+    status, result, err = jumbocheck(lab, [lab.address("dst", 6)])
+    assert status == 1 and "Traceback" not in err, err
+    assert "IPv6" in result["error"] or "route" in result["error"], result
+    status, result, err = jumbocheck(lab, ["dst", "-6"])
+    assert status == 1 and "Traceback" not in err
+    done = lab.run("src", [JUMBOCHECK, "dst", "--flows", "many"], user="jumbotest", check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
