@@ -172,7 +172,8 @@ def read_error_queue(sock, limit=64):
     found = []
     for _ in range(limit):
         try:
-            data, ancillary, _flags, _addr = sock.recvmsg(2048, 512, MSG_ERRQUEUE | socket.MSG_DONTWAIT)
+            data, ancillary, _flags, _addr = sock.recvmsg(
+                2048, 512, MSG_ERRQUEUE | socket.MSG_DONTWAIT)
         except (BlockingIOError, InterruptedError):
             break
         except OSError:
