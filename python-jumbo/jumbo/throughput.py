@@ -485,7 +485,8 @@ def run_legs(spec, dest, port, path_mtu, ip_version=4, deadline=None, local_mtu=
     """Run every leg against the dest's server; return the `throughput` result object.
 
     `deadline` is a Unix time; None means now + duration(spec). Whatever completes is
-    kept; a failed leg carries `succeeded: false` and its `error`."""
+    kept; a failed leg carries `succeeded: false` and its `error`. Units: throughput in
+    bit/s (received, all streams), rtt and max-rtt in seconds, CPU in percent."""
     settings = _settings(spec)
     if settings is None:
         return None
