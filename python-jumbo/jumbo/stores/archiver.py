@@ -174,24 +174,30 @@ class Archiver(object):
     """State kept across records: validated data and open stores (connection pools)."""
 
     def __init__(self):
+        # data JSON -> (store key, store) or the PermanentError of invalid data;
+        # store key -> store (an open connection pool / database)
         self.stores = {}
-        self.checked = {}
 
     def _store_for(self, data):
-        key = json.dumps(data, sort_keys=True)
-        verdict = self.checked.get(key)
-        if verdict is None:
-            verdict = check_data(data)
-            self.checked[key] = verdict
-        if not verdict[0]:
-            raise PermanentError("invalid archiver data: %s" % verdict[1])
-        store_key = json.dumps({k: v for k, v in (data or {}).items() if k != "retry-policy"},
-                               sort_keys=True)
-        store = self.stores.get(store_key)
-        if store is None:
-            store = open_store(data.get("_url") or default_url(), **store_options(data))
-            self.stores[store_key] = store
-        return store_key, store
+        key = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        entry = self.stores.get(key)
+        if entry is None:
+            valid, error = check_data(data)
+            if not valid:
+                entry = PermanentError("invalid archiver data: %s" % error)
+            else:
+                # Same store, different retry policy: one connection pool.
+                store_key = json.dumps({k: v for k, v in data.items() if k != "retry-policy"},
+                                       sort_keys=True)
+                store = self.stores.get(store_key)
+                if store is None:
+                    store = open_store(data.get("_url") or default_url(), **store_options(data))
+                    self.stores[store_key] = store
+                entry = (store_key, store)
+            self.stores[key] = entry
+        if isinstance(entry, StoreError):
+            raise entry
+        return entry
 
     def handle(self, lines):
         """Replies (dicts) for a batch of raw RFC 7464 lines, in order."""
@@ -251,15 +257,20 @@ class Archiver(object):
         return reply
 
     def close(self):
-        for store in self.stores.values():
-            try:
-                store.close()
-            except Exception:  # noqa: BLE001
-                pass
+        for entry in self.stores.values():
+            if hasattr(entry, "close"):
+                try:
+                    entry.close()
+                except Exception:  # noqa: BLE001
+                    pass
+
+
+_SUCCESS = RS + b'{"succeeded":true}\n'
 
 
 def _emit(out, replies):
-    data = b"".join(RS + json.dumps(r, separators=(",", ":")).encode("utf-8") + b"\n"
+    data = b"".join(_SUCCESS if r == {"succeeded": True} else
+                    RS + json.dumps(r, separators=(",", ":")).encode("utf-8") + b"\n"
                     for r in replies)
     out.write(data)
     out.flush()

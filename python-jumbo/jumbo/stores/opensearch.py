@@ -73,7 +73,7 @@ from .. import record as records
 from . import PermanentError, TransientError
 
 DEFAULT_TIMEOUT = 30.0
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2
 LATEST_INDEX = "jumbo_latest"
 # pScheduler test types we write, each to pscheduler_<type>.
 STREAM_TYPES = ("pmtu", "trace", "throughput", "latency", "latencybg", "rtt")
@@ -94,7 +94,8 @@ JUMBO_PROPERTIES = {
     "path_mtu": INTEGER, "local_mtu": INTEGER, "target_mtu": INTEGER, "jumbo": BOOLEAN,
     "pmtud": KEYWORD, "partial": BOOLEAN, "blackhole_ttl": INTEGER, "blackhole_ip": IP,
     "blackhole_size": INTEGER, "reverse_path_mtu": INTEGER, "reverse_pmtud": KEYWORD,
-    "hops": {"properties": {"ttl": INTEGER, "ip": IP, "mtu": INTEGER}},
+    # Hops are kept in _source, not indexed (the report reads blackhole_* for locations).
+    "hops": {"type": "object", "enabled": False},
     "flows": INTEGER, "throughput_standard": DOUBLE, "throughput_jumbo": DOUBLE,
     "gain": DOUBLE, "mss": INTEGER, "rtt": DOUBLE, "loss": DOUBLE, "path": KEYWORD,
 }
@@ -292,7 +293,8 @@ class OpenSearchStore(object):
                 "version": TEMPLATE_VERSION,
                 "data_stream": {},
                 "template": {
-                    "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                    "settings": {"number_of_shards": 1, "number_of_replicas": 0,
+                                 "refresh_interval": "5s"},
                     "aliases": {self.name("pscheduler"): {}},
                     "mappings": {"dynamic_templates": DYNAMIC_TEMPLATES,
                                  "properties": doc_properties(result)},

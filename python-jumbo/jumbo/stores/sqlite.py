@@ -38,7 +38,10 @@ SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 30.0
 
 BOOL_FIELDS = ("succeeded", "jumbo", "partial")
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
 JSON_FIELDS = ("hops",)
+_BOOL_INDEXES = [records.FIELDS.index(name) for name in BOOL_FIELDS]
+_HOPS_INDEX = records.FIELDS.index("hops")
 COLUMNS = records.FIELDS + ("day", "path", "raw")
 
 _TYPES = {
@@ -91,17 +94,16 @@ WHERE excluded.start > latest.start
 
 
 def row_values(record, raw):
-    values = []
-    for name in records.FIELDS:
-        value = record.get(name)
-        if name in BOOL_FIELDS and value is not None:
-            value = 1 if value else 0
-        elif name in JSON_FIELDS and value is not None:
-            value = json.dumps(value, separators=(",", ":"))
-        values.append(value)
+    values = [record.get(name) for name in records.FIELDS]
+    for index in _BOOL_INDEXES:
+        if values[index] is not None:
+            values[index] = 1 if values[index] else 0
+    hops = values[_HOPS_INDEX]
+    if hops is not None:
+        values[_HOPS_INDEX] = _dumps(hops)
     values.append(record["start"][:10])
     values.append(records.path_key(record))
-    values.append(json.dumps(raw, separators=(",", ":")) if raw is not None else None)
+    values.append(_dumps(raw) if raw is not None else None)
     return values
 
 
