@@ -240,3 +240,54 @@ def test_throughput_phase_runs_between_the_two_participants(lab_factory):
     assert phase["server"]["succeeded"] is True and phase["server"]["served"] == 4
     # Both ends finished long before the slot's end: the lead told the dest it was done.
     assert max(done.elapsed for done in outcome.runs) < outcome.duration / 2
+
+
+@needs_lab
+def test_a_run_never_outlives_its_slot(lab_factory):
+    """A slot far shorter than `duration` asks for (as when the clock jumped): the phases'
+    deadlines and the last-resort alarm end the run inside it, with one clean JSON line."""
+    lab = lab_factory("vxlan-ptb")
+    spec = {"schema": 1, "dest": lab.address("dst", 4), "reverse": True}
+    test = {"type": "pmtu", "spec": spec}
+    data = [harness.invoke("tool", "jumbocheck", "participant-data", user=USER,
+                           netns=(lab, node), stdin={"participant": i, "test": test}).sql_json()
+            for i, node in enumerate(("src", "dst"))]
+    start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) \
+        + datetime.timedelta(seconds=1)
+    run_input = {"schema": 1, "task-uuid": "t", "test": test, "participant": 0,
+                 "schedule": {"start": start.isoformat(), "duration": "PT3S"},
+                 "participant-data": data}
+    done = harness.invoke("tool", "jumbocheck", "run", stdin=run_input, user=USER,
+                          netns=(lab, "src"), timeout=30)
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    assert (finished - start).total_seconds() <= 3.0, finished - start
+    assert done.status == 0 and done.stdout.count("\n") == 1, done
+    lead = done.runner_json()
+    # Nobody answers the reverse probes (the dest never runs), and the slot ends first.
+    assert lead["result"]["path-mtu"] == 8950
+    assert lead["result"]["reverse-path-mtu"] is None
+    assert lead["result"]["reverse-error"]
+
+
+@needs_lab
+def test_the_dest_stops_cleanly_when_the_runner_kills_it(lab_factory):
+    """SIGTERM (the runner's kill at the slot's end) while the dest's reflector waits: its
+    servers stop and it still prints one JSON line saying what happened."""
+    lab = lab_factory("clean-jumbo")
+    spec = {"schema": 1, "dest": lab.address("dst", 4), "reverse": True}
+    test = {"type": "pmtu", "spec": spec}
+    data = [{"schema": 1, "protocol": 1},
+            harness.invoke("tool", "jumbocheck", "participant-data", user=USER,
+                           netns=(lab, "dst"), stdin={"participant": 1, "test": test}).sql_json()]
+    start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    run_input = {"schema": 1, "task-uuid": "t", "test": test, "participant": 1,
+                 "schedule": {"start": start.isoformat(), "duration": "PT60S"},
+                 "participant-data": data}
+    done = harness.invoke("tool", "jumbocheck", "run", stdin=run_input, user=USER,
+                          netns=(lab, "dst"), timeout=3)
+    assert done.timed_out
+    assert done.elapsed < 6, done.elapsed
+    assert done.stdout.count("\n") == 1, done
+    output = json.loads(done.stdout)
+    assert output["succeeded"] is False
+    assert "terminated" in output["error"]

@@ -66,6 +66,10 @@ class _Deadline(Exception):
     pass
 
 
+class _Terminated(Exception):
+    pass
+
+
 # ----------------------------------------------------------------------------------------------
 # Input checks shared by the methods
 
@@ -269,6 +273,9 @@ def run_participant(run_input):
     except _Deadline:
         return _failure("the run reached the end of its time slot and was stopped",
                         "phase budget: %s" % _budget_text(run.budget))
+    except _Terminated:
+        return _failure("the run was terminated (SIGTERM) before it finished",
+                        "phase budget: %s" % _budget_text(run.budget))
     except RunError as err:
         return _failure(str(err))
     except Exception as err:  # noqa: BLE001 - never a traceback
@@ -278,14 +285,19 @@ def run_participant(run_input):
 
 
 def _arm_alarm(moment):
-    """A last resort: SIGALRM just before the slot ends (main thread only)."""
+    """A last resort: SIGALRM just before the slot ends, and SIGTERM (the runner's kill),
+    both turned into exceptions so that `finally` clauses stop our servers and the run still
+    prints its one line (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def fire(signum, frame):
         raise _Deadline()
 
-    previous = signal.signal(signal.SIGALRM, fire)
+    def terminate(signum, frame):
+        raise _Terminated()
+
+    previous = (signal.signal(signal.SIGALRM, fire), signal.signal(signal.SIGTERM, terminate))
     signal.setitimer(signal.ITIMER_REAL, max(0.01, moment - time.time()))
     return previous
 
@@ -294,7 +306,8 @@ def _disarm_alarm(previous):
     if previous is None:
         return
     signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, previous)
+    signal.signal(signal.SIGALRM, previous[0])
+    signal.signal(signal.SIGTERM, previous[1])
 
 
 def _budget_text(budget):
