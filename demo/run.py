@@ -165,7 +165,7 @@ class Demo(object):
         throughput_pairs = set()
         if not self.args.no_throughput:
             wanted = [("cern", "nikhef")] if self.args.quick else \
-                [("cern", "tokyo"), ("cern", "nikhef"), ("bnl", "cern")]
+                [("cern", "tokyo"), ("cern", "nikhef"), ("tokyo", "cern")]
             throughput_pairs = set(p for p in wanted if p in pairs)
         tasks = []
         for number, (source, dest) in enumerate(pairs, start=1):
@@ -315,6 +315,8 @@ class Demo(object):
         tp = r.get("throughput") or {}
         if tp.get("gain") is not None:
             text += ", jumbo gain x%.2f" % tp["gain"]
+        elif tp:
+            text += ", throughput %s" % (tp.get("skipped") or tp.get("verdict") or "no gain")
         bad = [c for c in task.checks if not c.ok]
         text += "  | truth %s %s: %s" % (truth["path-mtu"], truth["pmtud"],
                                          "exact" if not bad else "MISMATCH")
@@ -596,11 +598,13 @@ class Demo(object):
         say("   pairs measured:     %d of %d directed pairs between %d sites" % (
             len(measured), len(self.tasks), len(mesh.SITES)))
         if measured:
-            jumbo = [t for t in measured if t.result.get("jumbo")
-                     and t.result.get("pmtud") != "blackhole"]
-            say("   jumbo-capable:      %d of %d paths (%.0f%%) carry 9000-byte packets with "
-                "working PMTUD (DC26 target 50%%, DC28 99%%)" % (
-                    len(jumbo), len(measured), 100.0 * len(jumbo) / len(measured)))
+            capable = _capable(measured)
+            say("   jumbo-capable:      %d of %d paths (%.0f%%) carry 9000-byte packets both ways "
+                "with no black hole (DC26 target 50%%, DC28 99%%)" % (
+                    capable, len(measured), 100.0 * capable / len(measured)))
+            forward = [t for t in measured if t.result.get("jumbo")]
+            say("                       (%d of %d carry 9000 in the measured direction: the "
+                "reverse path or a black hole stops the rest)" % (len(forward), len(measured)))
             holes = [t for t in measured if t.result.get("pmtud") == "blackhole"]
             say("   black holes:        %d paths where big packets vanish silently:" % len(holes))
             for task in holes:
@@ -630,6 +634,29 @@ class Demo(object):
         say("   %s" % getattr(self, "ground_truth_line", "ground truth check: not run"))
         verdict = "OK" if (ok and not self.skipped and not self.failures) else "NOT OK"
         say("   demo %s in %.0fs" % (verdict, time.monotonic() - self.t0))
+
+
+def _capable(tasks, target=mesh.TARGET_MTU):
+    """Paths whose measurements show the target size both ways with no black hole (the
+    report's rule: the reverse direction from the reflector or from the reverse pair)."""
+    by_pair = dict((t.pair, t.result) for t in tasks)
+
+    def good(result):
+        return bool(result.get("succeeded")) and (result.get("path-mtu") or 0) >= target \
+            and result.get("pmtud") != "blackhole"
+
+    count = 0
+    for task in tasks:
+        result = task.result
+        ok = good(result)
+        if result.get("reverse-path-mtu") is not None:
+            ok = ok and result["reverse-path-mtu"] >= target and \
+                result.get("reverse-pmtud") != "blackhole"
+        back = by_pair.get((task.dest, task.source))
+        if back is not None:
+            ok = ok and good(back)
+        count += bool(ok)
+    return count
 
 
 def _node(host):
