@@ -24,10 +24,7 @@ URLs:
   http(s)://[user:pass@]HOST[:PORT][/base-path][?prefix=NAME]  jumbo.stores.opensearch
 """
 
-try:
-    from urllib.parse import urlsplit
-except ImportError:  # pragma: no cover
-    from urlparse import urlsplit
+from urllib.parse import urlsplit
 
 # Where results go when the archive data names no `_url` (the embedded store on a node).
 DEFAULT_STORE_URL = "sqlite:////var/lib/pscheduler/jumbo.db"

@@ -64,10 +64,7 @@ import json
 import socket
 import ssl
 
-try:
-    from urllib.parse import urlsplit, parse_qs, unquote, quote
-except ImportError:  # pragma: no cover
-    pass
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import record as records
 from . import PermanentError, TransientError
