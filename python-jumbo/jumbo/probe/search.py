@@ -124,6 +124,14 @@ class SizeSearch(object):
         """Sizes to send next, largest first (empty when done)."""
         if self.done():
             return []
+        sizes = self._next_round()
+        if not sizes:
+            # Never stall: re-check the boundary (or the extremes when nothing is known).
+            sizes = [self.hi, self.lo] if self.lo is not None and self.hi <= self.local_max \
+                else [self.local_max, self.min_size]
+        return sizes
+
+    def _next_round(self):
         self.rounds += 1
         if self.lo is None:
             if self.rounds == 1:
