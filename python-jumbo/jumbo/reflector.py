@@ -64,6 +64,7 @@ IP_MTU_DISCOVER, IP_RECVERR = 10, 11
 IP_PMTUDISC_DONT, IP_PMTUDISC_PROBE = 0, 3
 IPV6_MTU_DISCOVER, IPV6_MTU, IPV6_RECVERR, IPV6_V6ONLY, IPV6_DONTFRAG = 23, 24, 25, 26, 62
 IPV6_PMTUDISC_DONT, IPV6_PMTUDISC_PROBE = 0, 3
+IP_PKTINFO, IPV6_RECVPKTINFO, IPV6_PKTINFO = 8, 49, 50
 MSG_ERRQUEUE = 0x2000
 SO_EE_ORIGIN_LOCAL, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6 = 1, 2, 3
 EXTENDED_ERR = struct.Struct("=IBBBBII")  # struct sock_extended_err
@@ -193,6 +194,24 @@ def is_ptb(origin, icmp_type, code):
         (origin == SO_EE_ORIGIN_ICMP6 and icmp_type == 2)
 
 
+def _local_address(ancillary):
+    """(level, type, packed address) to answer from: the address the request was sent to."""
+    for level, kind, raw in ancillary:
+        if level == SOL_IP and kind == IP_PKTINFO and len(raw) >= 12:
+            return (SOL_IP, IP_PKTINFO, struct.pack("=i4s4s", 0, raw[4:8], b"\0" * 4))
+        if level == SOL_IPV6 and kind == IPV6_PKTINFO and len(raw) >= 20:
+            return (SOL_IPV6, IPV6_PKTINFO, struct.pack("=16si", raw[:16], 0))
+    return None
+
+
+def _send_from(sock, data, addr, local):
+    """Reply with the request's destination as source address, so the reply matches the
+    source's flow (stateful firewalls, NAT) even on a multi-homed dest with asymmetric routes."""
+    if local is None:
+        return sock.sendto(data, addr)
+    return sock.sendmsg([data], [local], 0, addr)
+
+
 class Reflector(object):
     """p1's responder. `open()` binds (fails clearly when the port is busy), `serve()` answers
     until the deadline or until p0's STATUS, `report()` says what happened."""
@@ -230,11 +249,13 @@ class Reflector(object):
                 if version == 6:
                     sock.setsockopt(SOL_IPV6, IPV6_V6ONLY, 1)
                     sock.setsockopt(SOL_IPV6, IPV6_RECVERR, 1)
+                    sock.setsockopt(SOL_IPV6, IPV6_RECVPKTINFO, 1)
                     sock.setsockopt(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)
                     sock.setsockopt(SOL_IPV6, IPV6_DONTFRAG, 1)
                     sock.bind(("::", self.port))
                 else:
                     sock.setsockopt(SOL_IP, IP_RECVERR, 1)
+                    sock.setsockopt(SOL_IP, IP_PKTINFO, 1)
                     sock.setsockopt(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
                     sock.bind(("0.0.0.0", self.port))
                 sock.setblocking(False)
@@ -278,7 +299,7 @@ class Reflector(object):
                     self._errors(version, sock)
                     for _ in range(64):
                         try:
-                            data, addr = sock.recvfrom(65535)
+                            data, ancillary, _flags, addr = sock.recvmsg(65535, 256)
                         except (BlockingIOError, InterruptedError):
                             break
                         except OSError:
@@ -286,7 +307,7 @@ class Reflector(object):
                             # queue holds the details.
                             self._errors(version, sock)
                             continue
-                        self._handle(version, sock, data, addr)
+                        self._handle(version, sock, data, addr, _local_address(ancillary))
         finally:
             for version, sock in self.sockets.items():
                 self._errors(version, sock)
@@ -317,7 +338,7 @@ class Reflector(object):
                     self.ptb.append({"from": offender, "mtu": info, "size": size,
                                      "useful": useful, "count": 1})
 
-    def _handle(self, version, sock, data, addr):
+    def _handle(self, version, sock, data, addr, local=None):
         self.stats["requests"] += 1
         message = decode(self.key, b"Q", data)
         if message is None:
@@ -353,14 +374,15 @@ class Reflector(object):
             return
         self.peers.add(addr[0])
         try:
-            sock.sendto(reply, addr)
+            _send_from(sock, reply, addr, local)
         except OSError as err:
             if err.errno == errno.EMSGSIZE and kind == PROBE:
                 self.stats["local-limit"] += 1
                 if self.local_limit is None or size < self.local_limit:
                     self.local_limit = size
                 try:
-                    sock.sendto(encode(self.key, b"A", LIMIT, seq, nonce, size=size), addr)
+                    _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size), addr,
+                               local)
                 except OSError:
                     pass
             else:
