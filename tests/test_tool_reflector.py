@@ -1,0 +1,115 @@
+"""The reverse-path reflector's pieces without a lab: message codec, token, rate limits, and a
+whole search over loopback (real sockets, no root needed)."""
+
+import socket
+import threading
+import time
+
+import pytest
+
+from jumbo import reflector
+
+
+def test_messages_are_authenticated_in_both_directions():
+    key = bytes.fromhex(reflector.new_token())
+    message = reflector.encode(key, b"Q", reflector.PROBE, 7, b"n" * 8, size=1500, total=1472)
+    assert len(message) == 1472
+    assert reflector.decode(key, b"Q", message)[:4] == (reflector.PROBE, 7, b"n" * 8, 1500)
+    # A reply cannot be replayed as a request, another key fails, any changed bit fails.
+    assert reflector.decode(key, b"A", message) is None
+    assert reflector.decode(bytes.fromhex(reflector.new_token()), b"Q", message) is None
+    tampered = bytearray(message)
+    tampered[10] ^= 1
+    assert reflector.decode(key, b"Q", bytes(tampered)) is None
+    assert reflector.decode(key, b"Q", message[:20]) is None
+
+
+@pytest.mark.parametrize("token", [None, 5, "", "abc", "zz" * 16])
+def test_bad_tokens_are_refused(token):
+    with pytest.raises(ValueError):
+        reflector.token_key(token)
+
+
+def test_tokens_are_random_128_bit_hex():
+    tokens = {reflector.new_token() for _ in range(50)}
+    assert len(tokens) == 50
+    assert all(len(t) == 32 and int(t, 16) >= 0 for t in tokens)
+
+
+def test_token_bucket_limits_bursts_and_refills():
+    bucket = reflector.TokenBucket(rate=100.0, burst=5.0)
+    assert sum(bucket.take() for _ in range(20)) == 5
+    time.sleep(0.05)
+    assert bucket.take()
+
+
+def test_spread_gives_distinct_sizes_strictly_inside():
+    sizes = reflector._spread(1500, 8951, 23)
+    assert len(sizes) == 23 and sizes == sorted(set(sizes))
+    assert 1500 < sizes[0] and sizes[-1] < 8951
+    assert reflector._spread(10, 13, 23) == [11, 12]
+    assert reflector._spread(10, 11, 23) == []
+
+
+def _free_udp_port():
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def test_search_over_loopback_and_the_dest_report():
+    token = reflector.new_token()
+    port = _free_udp_port()
+    server = reflector.Reflector(port, token, (4,)).open()
+    thread = threading.Thread(target=server.serve, args=(time.monotonic() + 10,))
+    thread.start()
+    try:
+        answer = reflector.measure_reverse("127.0.0.1", port, token, 4, max_size=9000,
+                                           timeout=0.5)
+    finally:
+        thread.join(12)
+        server.close()
+    assert answer["error"] is None
+    assert answer["reverse-path-mtu"] == 9000  # the largest size asked for came back
+    assert answer["reverse-pmtud"] == "not-needed"
+    report = server.report()
+    assert report["stats"]["rejected"] == 0 and report["largest-reply"] == 9000
+    # STATUS told the reflector the source was done: it stopped long before its deadline.
+    assert not thread.is_alive()
+
+
+def test_a_wrong_token_gets_no_answer_and_the_search_says_why():
+    port = _free_udp_port()
+    server = reflector.Reflector(port, reflector.new_token(), (4,)).open()
+    thread = threading.Thread(target=server.serve, args=(time.monotonic() + 6,))
+    thread.start()
+    try:
+        answer = reflector.measure_reverse("127.0.0.1", port, reflector.new_token(), 4,
+                                           timeout=0.5, deadline=time.monotonic() + 5)
+    finally:
+        server.done.set()
+        thread.join(8)
+        server.close()
+    assert answer["reverse-path-mtu"] is None
+    assert "did not answer" in answer["error"]
+    assert server.report()["stats"]["answered"] == 0
+    assert server.report()["stats"]["rejected"] >= 1
+
+
+def test_a_busy_port_is_a_clear_error():
+    holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    holder.bind(("0.0.0.0", 0))
+    try:
+        with pytest.raises(reflector.ReflectorError) as caught:
+            reflector.Reflector(holder.getsockname()[1], reflector.new_token(), (4,)).open()
+    finally:
+        holder.close()
+    assert "busy" in str(caught.value)
+
+
+def test_the_budget_covers_the_slowest_search():
+    budget = reflector.max_duration({"timeout": "PT1S"})
+    assert budget >= reflector.HELLO_WINDOW + reflector.MAX_ROUNDS * 1.0
+    assert reflector.max_duration({"timeout": "PT2S"}) > budget
