@@ -31,8 +31,10 @@ type, invalid data) {"succeeded": false, "error": ...} without `retry`.
 
 import json
 import os
+import queue
 import select
 import sys
+import threading
 
 from .. import validate
 from . import (PermanentError, StoreError, TransientError, check_url, default_url,
@@ -201,6 +203,10 @@ class Archiver(object):
 
     def handle(self, lines):
         """Replies (dicts) for a batch of raw RFC 7464 lines, in order."""
+        return self.finish(self.prepare(lines))
+
+    def prepare(self, lines):
+        """Parse, validate and prepare a batch (CPU only): a job for finish()."""
         replies = [None] * len(lines)
         groups = {}  # store key -> (store, [(index, envelope, policy)])
         for index, line in enumerate(lines):
@@ -231,10 +237,23 @@ class Archiver(object):
                                                envelope, policy)
                 continue
             groups.setdefault(key, (store, []))[1].append((index, envelope, policy))
-
+        work = []
         for key, (store, members) in groups.items():
             try:
-                outcomes = store.put_many([env for _, env, _ in members])
+                prepared = store.prepare([env for _, env, _ in members])
+            except Exception as err:  # noqa: BLE001 - a bug must not lose the record
+                prepared = TransientError("%s: %s" % (type(err).__name__, err))
+            work.append((store, members, prepared))
+        return replies, work
+
+    def finish(self, job):
+        """Write a prepared batch to its stores; the complete list of replies."""
+        replies, work = job
+        for store, members, prepared in work:
+            try:
+                if isinstance(prepared, StoreError):
+                    raise prepared
+                outcomes = store.write(prepared)
             except StoreError as err:
                 outcomes = [err] * len(members)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
@@ -277,16 +296,39 @@ def _emit(out, replies):
 
 
 def serve(instream=None, outstream=None, batch_max=BATCH_MAX):
-    """The archive loop: until EOF on stdin. Returns the exit status (0)."""
+    """The archive loop: until EOF on stdin. Returns the exit status (0).
+
+    Two stages overlap: this thread reads and prepares batch k+1 (parsing, records,
+    documents) while a writer thread stores batch k and emits its replies, in order.
+    At most two prepared batches wait, so memory stays bounded.
+    """
     instream = instream or sys.stdin.buffer
     outstream = outstream or sys.stdout.buffer
     fd = instream.fileno()
     archiver = Archiver()
+    jobs = queue.Queue(maxsize=2)
+    broken = threading.Event()
+
+    def writer():
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            if broken.is_set():
+                continue
+            try:
+                _emit(outstream, archiver.finish(job))
+            except (BrokenPipeError, ValueError, OSError):
+                broken.set()
+
+    thread = threading.Thread(target=writer, name="jumbo-archive-writer")
+    thread.daemon = True
+    thread.start()
     buf = b""
     pending = []
     eof = False
     try:
-        while True:
+        while not broken.is_set():
             if not eof:
                 ready, _, _ = select.select([fd], [], [], 0 if pending else None)
                 if ready:
@@ -306,18 +348,20 @@ def serve(instream=None, outstream=None, batch_max=BATCH_MAX):
                         continue
             if pending:
                 batch, pending = pending[:batch_max], pending[batch_max:]
-                _emit(outstream, archiver.handle(batch))
+                jobs.put(archiver.prepare(batch))
             elif eof:
                 break
-    except BrokenPipeError:
+    except KeyboardInterrupt:
+        pass
+    finally:
+        jobs.put(None)
+        thread.join()
+        archiver.close()
+    if broken.is_set():
         # pScheduler went away: exit quietly (and keep the final flush from complaining).
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, outstream.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        archiver.close()
     return 0

@@ -345,8 +345,14 @@ class OpenSearchStore(object):
     # -- writing ----------------------------------------------------------------------------
 
     def put_many(self, items):
+        return self.write(self.prepare(items))
+
+    def prepare(self, items):
+        """CPU-only half of put_many (no network): records, documents and bulk lines."""
         outcomes = [None] * len(items)
         prepared = []
+        lines = []
+        types = set()
         for index, item in enumerate(items):
             try:
                 rec, raw = records.normalize(item)
@@ -354,21 +360,25 @@ class OpenSearchStore(object):
             except records.BadRecord as err:
                 outcomes[index] = PermanentError(str(err))
                 continue
-            prepared.append((index, rec, doc))
+            ptype = doc["test"]["type"]
+            types.add(ptype)
+            prepared.append((index, rec))
+            lines.append(_json({"create": {"_index": self.name("pscheduler_" + ptype),
+                                           "_id": rec["id"]}}))
+            lines.append(_json(doc))
+        return outcomes, prepared, lines, types
+
+    def write(self, job):
+        """The network half: history bulk, then latest-per-path bulk. Returns the outcomes."""
+        outcomes, prepared, lines, types = job
         if not prepared:
             return outcomes
         self.ensure_ready()
-        for ptype in set(doc["test"]["type"] for _, _, doc in prepared):
+        for ptype in types:
             self._ensure_stream_mapping(ptype)
-
-        lines = []
-        for _, rec, doc in prepared:
-            lines.append(_json({"create": {"_index": self.name("pscheduler_" + doc["test"]["type"]),
-                                           "_id": rec["id"]}}))
-            lines.append(_json(doc))
         items_out = self._bulk(lines, len(prepared))
         stored = []
-        for (index, rec, _), item in zip(prepared, items_out):
+        for (index, rec), item in zip(prepared, items_out):
             error = _item_error(item, create=True)
             if error is None:
                 stored.append((index, rec))

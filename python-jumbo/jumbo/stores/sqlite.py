@@ -152,6 +152,10 @@ class SQLiteStore(object):
         return PermanentError("SQLite store %s: %s" % (self.path, text))
 
     def put_many(self, items):
+        return self.write(self.prepare(items))
+
+    def prepare(self, items):
+        """CPU-only half of put_many (no database access): (outcomes, rows, latest)."""
         outcomes = [None] * len(items)
         rows, latest = [], {}
         for index, item in enumerate(items):
@@ -166,6 +170,11 @@ class SQLiteStore(object):
             if best is None or (rec["start"], rec["id"]) >= (best[5], best[6]):
                 latest[key] = (key, rec["source"], rec["dest"], rec["ip_version"],
                                rec["test_type"], rec["start"], rec["id"])
+        return outcomes, rows, latest
+
+    def write(self, prepared):
+        """The database half: one IMMEDIATE transaction. Returns the outcomes."""
+        outcomes, rows, latest = prepared
         if not rows:
             return outcomes
         try:
