@@ -88,11 +88,14 @@ def build(queries, opts):
     rows = {}
     for row in queries.latest(window, target):
         rows[(row.source, row.dest, row.ip_version)] = row
+    interval = opts.interval or _interval(window, first, last)
+    trend, ch = queries.history(window, target, interval, opts.limit, opts.flap, rows.values())
 
     # -- per path -------------------------------------------------------------------------
     paths = []
     host_mtu = {}
-    for key, row in rows.items():
+    for key in sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0)):
+        row = rows[key]
         rev = rows.get((row.dest, row.source, row.ip_version))
         ssite = site_of(row.source, row.source_ip, row.source_site)
         dsite = site_of(row.dest, row.dest_ip, row.dest_site)
@@ -211,8 +214,6 @@ def build(queries, opts):
     report["culprits"], report["host_limited"] = _culprits(paths, target, opts.culprit_min)
 
     # -- trend ----------------------------------------------------------------------------
-    interval = opts.interval or _interval(window, first, last)
-    trend = queries.trend(window, target, interval)
     for b in trend:
         b["capable_share"] = _share(b["capable"], b["results"])
         b["configured_share"] = _share(b["configured"], b["results"])
@@ -222,7 +223,6 @@ def build(queries, opts):
     report["gains"], report["expected_gains"] = _gains(queries, window, paths, target, opts.link_speed, opts.limit)
 
     # -- changes --------------------------------------------------------------------------
-    ch = queries.changes(window, target, opts.limit, opts.flap)
     report["changes"] = ch["changes"]
     report["changed_paths"] = ch["changed_paths"]
     report["total_changes"] = ch.get("total_changes")

@@ -71,10 +71,29 @@ class Queries(object):
         dicts {source, dest, source_ip, dest_ip, rtt, loss, samples}."""
         raise NotImplementedError
 
+    def history(self, window, target, interval, limit, flap, latest):
+        """(trend, changes) in one go; `latest` is the list of Latest rows already read, which
+        lets a store find the paths that changed in the same pass as the trend."""
+        return self.trend(window, target, interval), self.changes(window, target, limit, flap)
+
     def changes(self, window, target, limit, flap):
         """{changes: [{source, dest, ip_version, start, from, to}] newest first (at most
         limit), changed_paths: n, flapping: [{source, dest, ip_version, changes}]}."""
         raise NotImplementedError
+
+
+def state_of(src, target):
+    """A result's state (dict or Latest-like fields); the same rule as the stores' own."""
+    get = src.get if isinstance(src, dict) else (lambda k: getattr(src, k, None))
+    if get("pmtud") == "blackhole" or get("reverse_pmtud") == "blackhole" or get("partial"):
+        return "blackhole"
+    mtu = get("path_mtu")
+    if get("succeeded") and mtu is not None:
+        rev = get("reverse_path_mtu")
+        if mtu >= target and (rev is None or rev >= target):
+            return "jumbo"
+        return "standard"
+    return "failed"
 
 
 def open_store(url):

@@ -26,7 +26,7 @@ import socket
 import urllib.parse
 
 from .errors import ReportError, StoreDown
-from .queries import Latest, Queries
+from .queries import Latest, Queries, state_of
 
 PAGE = 5000
 TIMEOUT = 60.0
@@ -55,19 +55,6 @@ def state_filters(target, prefix="jumbo."):
                                     {"exists": {"field": prefix + "path_mtu"}}],
                          "must_not": [bh, jumbo]}}
     return {"jumbo": jumbo, "standard": standard, "blackhole": bh}
-
-
-def state_of(src, target):
-    """Python version of the same rule, for the few histories read back."""
-    if src.get("pmtud") == "blackhole" or src.get("reverse_pmtud") == "blackhole" or src.get("partial"):
-        return "blackhole"
-    mtu = src.get("path_mtu")
-    if src.get("succeeded") and mtu is not None:
-        rev = src.get("reverse_path_mtu")
-        if mtu >= target and (rev is None or rev >= target):
-            return "jumbo"
-        return "standard"
-    return "failed"
 
 
 class OpenSearchQueries(Queries):

@@ -1,8 +1,19 @@
 """The report's questions in SQL, for the embedded store (sqlite:///PATH).
 
-Everything is computed by SQLite: the latest result per path with ROW_NUMBER() over each
-path's history, trends with GROUP BY on the day/week, state changes with LAG(). The database
-is opened read-only, so a report can never change the store.
+The store (jumbo/stores/sqlite.py) keeps `results` (one row per run, with `path` =
+source|dest|ip_version|test_type and `day`, indexed on (path, start) and (day, test_type))
+and `latest` (path -> id of its newest result). Everything is computed by SQLite:
+
+  latest per path   `latest` joined to `results` (or ROW_NUMBER() over each path's history
+                    when the window ends in the past)
+  trend + changes   ONE pass over the window's results: GROUP BY day for the trend, and in
+                    the same pass the paths that were ever in another state than their
+                    latest one (joined to a small temp table of latest states); only those
+                    paths' histories are then read, through the (path, start) index, with
+                    LAG() to date each change
+  gains, latency    the latest table / the (day, test_type) index
+
+The database is opened read-only, so a report never changes the store.
 """
 
 import json
@@ -11,24 +22,23 @@ import sqlite3
 import urllib.parse
 
 from .errors import ReportError, StoreDown
-from .queries import Latest, Queries
+from .queries import Latest, Queries, state_of
 
-# The record's columns the report reads (jumbo/record.py names them).
 NEEDED = ("source", "dest", "ip_version", "start", "path_mtu", "pmtud", "test_type")
+LATEST_COLUMNS = ("source", "dest", "ip_version", "source_ip", "dest_ip", "source_site",
+                  "dest_site", "start", "succeeded", "error", "path_mtu", "local_mtu", "pmtud",
+                  "partial", "blackhole_ttl", "blackhole_ip", "blackhole_size",
+                  "reverse_path_mtu", "reverse_pmtud", "hops")
 
 
 def _path_of(url):
-    parsed = urllib.parse.urlparse(url)
-    path = urllib.parse.unquote(parsed.path)
-    if parsed.netloc and parsed.netloc not in ("", "localhost"):
-        path = "//" + parsed.netloc + path
-    if url.startswith("sqlite:////"):
-        path = "/" + path.lstrip("/")
-    return path
+    if not url.startswith("sqlite:///"):
+        raise ReportError("bad SQLite URL %r (use sqlite:///relative.db or sqlite:////abs/path.db)" % url)
+    return urllib.parse.unquote(url[len("sqlite:///"):].split("?", 1)[0])
 
 
 def state_sql(target):
-    """SQL expression for a result's state; the same rule as queries_opensearch.state_script."""
+    """SQL expression for a result's state; the same rule as queries.state_of."""
     t = int(target)
     return (
         "CASE WHEN pmtud = 'blackhole' OR reverse_pmtud = 'blackhole' OR partial = 1 THEN 'blackhole' "
@@ -38,67 +48,78 @@ def state_sql(target):
         "ELSE 'failed' END" % (t, t))
 
 
+def _quote(name):
+    return '"%s"' % name.replace('"', '""')
+
+
 class SqliteQueries(Queries):
     name = "sqlite"
 
     def __init__(self, url):
         self.url = url
-        path = _path_of(url)
-        if not path or not os.path.exists(path):
-            raise StoreDown("store not found: %s (no such file)" % path)
+        self.path = _path_of(url)
+        if not self.path or not os.path.exists(self.path):
+            raise StoreDown("store not found: %s (no such file)" % self.path)
         try:
-            self.db = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(path), uri=True)
-            self.db.execute("PRAGMA temp_store = MEMORY")
+            self.db = self._connect()
             self.table = self._find_table()
+            self.columns = set(self._columns(self.table))
+            tables = set(r[0] for r in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"))
         except sqlite3.DatabaseError as err:
-            raise StoreDown("cannot read the store %s: %s" % (path, err))
-        self.columns = self._columns(self.table)
-        # The archiver keeps a `path` key (source|dest|ip_version|test_type) indexed with start:
-        # partitioning on it lets SQLite walk the index instead of sorting the history.
-        self.part = "path" if "path" in self.columns else "source, dest, ip_version"
-        self.pathcol = "path, " if "path" in self.columns else ""
+            raise StoreDown("cannot read the store %s: %s" % (self.path, err))
+        self.has_path = "path" in self.columns
+        self.has_latest = self.has_path and "latest" in tables
+        self.part = "path" if self.has_path else "source, dest, ip_version"
 
-    # -- discovery: align with whatever table the archiver created -------------------------
+    def _connect(self):
+        db = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(self.path)),
+                             uri=True, timeout=30)
+        db.execute("PRAGMA cache_size = -16000")
+        return db
+
     def _columns(self, table):
         return [row[1] for row in self.db.execute("PRAGMA table_info(%s)" % _quote(table))]
 
     def _find_table(self):
         tables = [r[0] for r in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")]
-        preferred = ["results", "records", "adoption", "jumbo_results"]
-        tables.sort(key=lambda t: (preferred.index(t) if t in preferred else len(preferred), t))
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        if "results" in tables:
+            tables.remove("results")
+            tables.insert(0, "results")
         for table in tables:
-            if "latest" in table:
-                continue
             cols = set(self._columns(table))
             if all(c in cols for c in NEEDED):
                 return table
-        raise ReportError("the store holds no table of jumbo results (is it a jumbo store?)")
+        raise ReportError("%s holds no table of jumbo results (is it a jumbo store?)" % self.path)
 
     def _col(self, name, default="NULL"):
         return name if name in self.columns else default
 
-    def _where(self, window, test_type="pmtu"):
+    def _where(self, window, test_type="pmtu", column="start"):
         clauses, args = [], []
         if test_type:
             clauses.append("test_type = ?")
             args.append(test_type)
         if window.since:
-            clauses.append("start >= ?")
+            clauses.append("%s >= ?" % column)
             args.append(window.since)
         if window.until:
-            clauses.append("start < ?")
+            clauses.append("%s < ?" % column)
             args.append(window.until)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
 
-    def _run(self, sql, args=()):
+    def _run(self, sql, args=(), db=None):
         try:
-            return self.db.execute(sql, args).fetchall()
+            return (db or self.db).execute(sql, args).fetchall()
         except sqlite3.DatabaseError as err:
             raise StoreDown("the store failed a query: %s" % err)
 
     def close(self):
         self.db.close()
+
+    def _selected(self, prefix=""):
+        return ", ".join(prefix + c if c in self.columns else "NULL" for c in LATEST_COLUMNS)
 
     # -- the questions ---------------------------------------------------------------------
     def count(self, window):
@@ -107,122 +128,161 @@ class SqliteQueries(Queries):
                         % (_quote(self.table), where), args)[0]
         return row[0], row[1], row[2]
 
-    def latest(self, window, target):
+    def _latest_sql(self, window):
+        if self.has_latest and not window.until:
+            # The store keeps the newest result of each path: a join, no scan of the history.
+            sql = ("SELECT %s, NULL FROM latest JOIN %s AS r ON r.id = latest.id "
+                   "WHERE latest.test_type = 'pmtu'" % (self._selected("r."), _quote(self.table)))
+            args = []
+            if window.since:
+                sql += " AND latest.start >= ?"
+                args.append(window.since)
+            return sql, args
         where, args = self._where(window)
-        c = self._col
-        state = state_sql(target)
-        cols = ("source, dest, ip_version, {si}, {di}, {ss}, {ds}, start, succeeded, {err}, "
-                "path_mtu, {lm}, pmtud, {pa}, {bt}, {bi}, {bs}, {rp}, {rpd}, {hops}").format(
-            si=c("source_ip"), di=c("dest_ip"), ss=c("source_site"), ds=c("dest_site"),
-            err=c("error"), lm=c("local_mtu"), pa=c("partial", "0"), bt=c("blackhole_ttl"),
-            bi=c("blackhole_ip"), bs=c("blackhole_size"), rp=c("reverse_path_mtu"),
-            rpd=c("reverse_pmtud"), hops=c("hops"))
-        # Built plainly for readability: rank each path's results newest first, keep rank 1.
-        sql = (
-            "SELECT source, dest, ip_version, source_ip, dest_ip, source_site, dest_site, start, "
-            "succeeded, error, path_mtu, local_mtu, pmtud, partial, blackhole_ttl, blackhole_ip, "
-            "blackhole_size, reverse_path_mtu, reverse_pmtud, "
-            "CASE WHEN st = 'jumbo' THEN NULL ELSE hops END AS hops, n FROM ("
-            "  SELECT " + _aliased(cols) + ", " + state + " AS st, "
-            "  ROW_NUMBER() OVER (PARTITION BY " + self.part + " ORDER BY start DESC) AS rn, "
-            "  COUNT(*) OVER (PARTITION BY " + self.part + ") AS n "
-            "  FROM " + _quote(self.table) + " " + where +
-            ") WHERE rn = 1")
-        cur = self.db.cursor()
+        sql = ("SELECT %s, n FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) "
+               "AS rn, COUNT(*) OVER (PARTITION BY %s) AS n FROM %s %s) WHERE rn = 1"
+               % (self._selected(), self.part, self.part, _quote(self.table), where))
+        return sql, args
+
+    def latest(self, window, target):
+        sql, args = self._latest_sql(window)
         try:
-            cur.execute(sql, args)
-            for row in cur:
+            for row in self.db.execute(sql, args):
                 row = list(row)
                 row[8] = bool(row[8])
                 row[13] = bool(row[13])
-                if row[19]:
+                latest = Latest(*row)
+                if row[19] and state_of(latest, target) != "jumbo":
                     try:
                         row[19] = json.loads(row[19])
                     except ValueError:
                         row[19] = None
+                else:
+                    row[19] = None
                 yield Latest(*row)
         except sqlite3.DatabaseError as err:
             raise StoreDown("the store failed a query: %s" % err)
 
     def trend(self, window, target, interval):
-        where, args = self._where(window)
-        if interval == "week":
-            bucket = "date(%s, '-6 days', 'weekday 1')" % (
-                "day" if "day" in self.columns else "start")
-        else:
-            bucket = "day" if "day" in self.columns else "substr(start, 1, 10)"
-        sql = (
-            "SELECT b, COUNT(*), COUNT(DISTINCT source || '|' || dest || '|' || ip_version), "
-            "SUM(st = 'jumbo'), SUM(lm >= %d), SUM(st = 'blackhole') FROM ("
-            " SELECT %s AS b, source, dest, ip_version, %s AS lm, %s AS st FROM %s %s"
-            ") GROUP BY b ORDER BY b" % (int(target), bucket, self._col("local_mtu"),
-                                          state_sql(target), _quote(self.table), where))
-        return [{"bucket": r[0], "results": r[1], "paths": r[2], "capable": r[3] or 0,
-                 "configured": r[4] or 0, "blackholes": r[5] or 0}
-                for r in self._run(sql, args)]
-
-    def gains(self, window):
-        if "gain" not in self.columns:
-            return []
-        where, args = self._where(window, test_type=None)
-        where = (where + " AND " if where else "WHERE ") + "gain IS NOT NULL"
-        sql = (
-            "SELECT source, dest, ip_version, gain, {ts}, {tj}, start FROM ("
-            " SELECT *, ROW_NUMBER() OVER (PARTITION BY {part} ORDER BY start DESC) rn"
-            " FROM {table} {where}) WHERE rn = 1").format(
-                ts=self._col("throughput_standard"), tj=self._col("throughput_jumbo"),
-                part=self.part, table=_quote(self.table), where=where)
-        keys = ("source", "dest", "ip_version", "gain", "throughput_standard", "throughput_jumbo", "start")
-        return [dict(zip(keys, r)) for r in self._run(sql, args)]
-
-    def latency(self, window):
-        if "rtt" not in self.columns:
-            return []
-        where, args = self._where(window, test_type="latency")
-        sql = ("SELECT source, dest, %s, %s, AVG(rtt), AVG(%s), COUNT(*) FROM %s %s "
-               "GROUP BY source, dest" % (self._col("source_ip"), self._col("dest_ip"),
-                                          self._col("loss", "0"), _quote(self.table), where))
-        keys = ("source", "dest", "source_ip", "dest_ip", "rtt", "loss", "samples")
-        return [dict(zip(keys, r)) for r in self._run(sql, args) if r[4] is not None]
+        return self.history(window, target, interval, 0, 3, None)[0]
 
     def changes(self, window, target, limit, flap):
+        return self.history(window, target, "day", limit, flap, None)[1]
+
+    def history(self, window, target, interval, limit, flap, latest):
         where, args = self._where(window)
+        day = "day" if "day" in self.columns else "substr(start, 1, 10)"
+        bucket = ("date(%s, '-6 days', 'weekday 1')" % day) if interval == "week" else day
+        pathcol = "path" if self.has_path else "source || '|' || dest || '|' || ip_version"
+        db = self.db
+        self._run("DROP TABLE IF EXISTS temp.report_latest")
+        self._run("CREATE TEMP TABLE report_latest (path TEXT PRIMARY KEY, st TEXT) WITHOUT ROWID")
+        if latest is None:
+            latest = list(self.latest(window, target))
+        suffix = "|pmtu" if self.has_path else ""
+        try:
+            db.executemany("INSERT OR REPLACE INTO temp.report_latest VALUES (?, ?)",
+                           (("%s|%s|%s%s" % (r.source, r.dest, r.ip_version, suffix), state_of(r, target))
+                            for r in latest))
+        except sqlite3.DatabaseError as err:
+            raise StoreDown("the store failed a query: %s" % err)
+        # One pass: the trend per bucket, and per bucket the paths seen in another state than
+        # their latest one (the only paths that can have changed).
+        sql = (
+            "SELECT b, COUNT(*), COUNT(DISTINCT p), SUM(h.st = 'jumbo'), SUM(cfg), SUM(h.st = 'blackhole'), "
+            "group_concat(CASE WHEN h.st != 'failed' AND h.st IS NOT l.st THEN p END, char(10)) FROM ("
+            " SELECT %s AS b, %s AS p, %s AS cfg, %s AS st FROM %s %s"
+            ") AS h LEFT JOIN temp.report_latest AS l ON l.path = h.p "
+            "GROUP BY b ORDER BY b" % (bucket, pathcol, "%s >= %d" % (self._col("local_mtu"), int(target)),
+                                      state_sql(target), _quote(self.table), where))
+        trend, candidates = [], set()
+        for r in self._run(sql, args):
+            trend.append({"bucket": r[0], "results": r[1], "paths": r[2], "capable": r[3] or 0,
+                          "configured": r[4] or 0, "blackholes": r[5] or 0})
+            if r[6]:
+                candidates.update(r[6].split("\n"))
+        self._run("DROP TABLE IF EXISTS temp.report_latest")
+        return trend, self._changes(window, target, limit, flap, sorted(candidates), pathcol)
+
+    def _changes(self, window, target, limit, flap, candidates, pathcol):
+        empty = {"changes": [], "changed_paths": 0, "total_changes": 0, "flapping": []}
+        if not candidates:
+            return empty
+        self._run("DROP TABLE IF EXISTS temp.report_cand")
+        self._run("CREATE TEMP TABLE report_cand (path TEXT PRIMARY KEY) WITHOUT ROWID")
+        self.db.executemany("INSERT OR IGNORE INTO temp.report_cand VALUES (?)", ((c,) for c in candidates))
+        where, args = self._where(window)
+        where = (where + " AND " if where else "WHERE ") + "%s IN (SELECT path FROM temp.report_cand)" % pathcol
         self._run("DROP TABLE IF EXISTS temp.report_changes")
         self._run(
             "CREATE TEMP TABLE report_changes AS "
-            "SELECT source, dest, ip_version, start, prev, st FROM ("
-            " SELECT source, dest, ip_version, start, st,"
-            "  LAG(st) OVER (PARTITION BY " + self.part + " ORDER BY start) AS prev FROM ("
-            "   SELECT source, dest, ip_version, " + self.pathcol + " start, %s AS st FROM %s %s"
+            "SELECT p, source, dest, ip_version, start, prev, st FROM ("
+            " SELECT p, source, dest, ip_version, start, st,"
+            "  LAG(st) OVER (PARTITION BY p ORDER BY start) AS prev FROM ("
+            "   SELECT %s AS p, source, dest, ip_version, start, %s AS st FROM %s %s"
             "  ) WHERE st != 'failed'"
-            ") WHERE prev IS NOT NULL AND prev != st" % (state_sql(target), _quote(self.table), where),
+            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, state_sql(target), _quote(self.table), where),
             args)
         rows = self._run("SELECT source, dest, ip_version, start, prev, st FROM temp.report_changes "
                          "ORDER BY start DESC, source, dest LIMIT ?", (int(limit),))
-        changed = self._run("SELECT COUNT(*) FROM (SELECT 1 FROM temp.report_changes "
-                            "GROUP BY source, dest, ip_version)")[0][0]
-        total = self._run("SELECT COUNT(*) FROM temp.report_changes")[0][0]
+        changed = self._run("SELECT COUNT(DISTINCT p), COUNT(*) FROM temp.report_changes")[0]
         flapping = self._run(
             "SELECT source, dest, ip_version, COUNT(*) AS n, MAX(start) FROM temp.report_changes "
-            "GROUP BY source, dest, ip_version HAVING n >= ? ORDER BY n DESC, source, dest LIMIT ?",
-            (int(flap), int(limit)))
+            "GROUP BY p HAVING n >= ? ORDER BY n DESC, source, dest LIMIT ?", (int(flap), int(limit)))
         self._run("DROP TABLE IF EXISTS temp.report_changes")
+        self._run("DROP TABLE IF EXISTS temp.report_cand")
         return {
             "changes": [{"source": r[0], "dest": r[1], "ip_version": r[2], "start": r[3],
                          "from": r[4], "to": r[5]} for r in rows],
-            "changed_paths": changed,
-            "total_changes": total,
+            "changed_paths": changed[0], "total_changes": changed[1],
             "flapping": [{"source": r[0], "dest": r[1], "ip_version": r[2], "changes": r[3],
                           "last_change": r[4]} for r in flapping],
         }
 
+    def gains(self, window):
+        if "gain" not in self.columns:
+            return []
+        cols = "r.source, r.dest, r.ip_version, r.gain, %s, %s, r.start" % (
+            "r." + self._col("throughput_standard"), "r." + self._col("throughput_jumbo"))
+        if self.has_latest and not window.until:
+            sql = ("SELECT %s FROM latest JOIN %s AS r ON r.id = latest.id "
+                   "WHERE latest.test_type IN ('pmtu', 'throughput') AND r.gain IS NOT NULL" %
+                   (cols, _quote(self.table)))
+            args = []
+            if window.since:
+                sql += " AND latest.start >= ?"
+                args.append(window.since)
+        else:
+            where, args = self._where(window, test_type=None)
+            where = (where + " AND " if where else "WHERE ") + "gain IS NOT NULL"
+            sql = ("SELECT %s FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) rn "
+                   "FROM %s %s) AS r WHERE rn = 1" % (cols, self.part, _quote(self.table), where))
+        keys = ("source", "dest", "ip_version", "gain", "throughput_standard", "throughput_jumbo", "start")
+        best = {}
+        for r in self._run(sql, args):
+            item = dict(zip(keys, r))
+            key = (item["source"], item["dest"], item["ip_version"])
+            if key not in best or item["start"] > best[key]["start"]:
+                best[key] = item
+        return list(best.values())
 
-def _quote(name):
-    return '"%s"' % name.replace('"', '""')
-
-
-def _aliased(cols):
-    """'a, NULL, b' -> 'a AS source, NULL AS ..., ...' in LATEST order (first 20 fields)."""
-    from .queries import LATEST_FIELDS
-    parts = [p.strip() for p in cols.split(",")]
-    return ", ".join("%s AS %s" % (p, name) for p, name in zip(parts, LATEST_FIELDS[:20]))
+    def latency(self, window):
+        if "rtt" not in self.columns:
+            return []
+        clauses, args = ["test_type = 'latency'"], []
+        if "day" in self.columns:
+            # Through the (day, test_type) index: only latency rows are read.
+            clauses.append("day >= ?")
+            args.append((window.since or "")[:10])
+        if window.since:
+            clauses.append("start >= ?")
+            args.append(window.since)
+        if window.until:
+            clauses.append("start < ?")
+            args.append(window.until)
+        sql = ("SELECT source, dest, %s, %s, AVG(rtt), AVG(%s), COUNT(*) FROM %s WHERE %s "
+               "GROUP BY source, dest" % (self._col("source_ip"), self._col("dest_ip"),
+                                          self._col("loss", "0"), _quote(self.table),
+                                          " AND ".join(clauses)))
+        keys = ("source", "dest", "source_ip", "dest_ip", "rtt", "loss", "samples")
+        return [dict(zip(keys, r)) for r in self._run(sql, args) if r[4] is not None]

@@ -1,0 +1,225 @@
+"""Adoption report at mesh scale: 300 hosts (~90,000 directed paths), 1,000,000 stored results.
+
+    python -m bench report [--hosts 300] [--results 1000000] [--stores sqlite,opensearch]
+                           [--opensearch-url http://127.0.0.1:9250] [--workdir var/bench-report]
+                           [--format json] [--keep]
+
+The synthetic history (jumbo.report.synth.Mesh.large: 60 sites of 5 hosts, 1500-configured
+sites, small core links, firewalled sites with inbound black holes, plus latency and
+throughput results) is bulk-loaded into each store: SQLite with executemany in one
+transaction using the embedded store's own schema; OpenSearch with _bulk into the data
+stream and the latest-per-path index, in the archiver's document layout. Then the report runs
+in a child process (`jumbo-report --store URL --format json`); its wall time and its peak
+memory (ru_maxrss of that child) are printed. Targets on this 2-core machine: < 5 s and
+< 300 MB for each store. The OpenSearch node is started with scripts/opensearch.sh when it is
+not running (and stopped again afterwards).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIBRARY = os.path.join(ROOT, "python-jumbo")
+TARGET_SECONDS = 5.0
+TARGET_MB = 300.0
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, LIBRARY, env.get("PYTHONPATH", "")])
+    return env
+
+
+def _mesh(hosts):
+    if LIBRARY not in sys.path:
+        sys.path.insert(0, LIBRARY)
+    from jumbo.report import synth
+    return synth.Mesh.large(hosts=hosts, hosts_per_site=5)
+
+
+def _records(mesh, results):
+    """The pmtu history (exactly `results` records) followed by the latency/throughput ones."""
+    n_pairs = len(mesh.hosts) * (len(mesh.hosts) - 1)
+    mesh.days = max(1, -(-results // n_pairs))
+    mesh.regress_day = max(1, mesh.days - 4)
+    yield from mesh.records(extras=False, limit=results)
+    for rec in mesh.records(pmtu=False, extras=True):
+        yield rec
+
+
+def load_sqlite(path, mesh, results):
+    from jumbo.report import synth
+    if os.path.exists(path):
+        os.remove(path)
+    t = time.time()
+    n = synth.write_sqlite_fast(path, _records(mesh, results))
+    import sqlite3
+    conn = sqlite3.connect(path)
+    conn.execute("ANALYZE")
+    conn.close()
+    return n, time.time() - t
+
+
+def _http(url, method="GET", body=None, ndjson=False):
+    data = None
+    headers = {}
+    if body is not None:
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        headers["Content-Type"] = "application/x-ndjson" if ndjson else "application/json"
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=300) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null")
+
+
+def load_opensearch(base, prefix, mesh, results, batch=10000):
+    """_bulk the history into <prefix>pscheduler_<type> and the newest per path into
+    <prefix>jumbo_latest, in the archiver's layout (its templates, its document())."""
+    from jumbo import record as rmod
+    from jumbo.stores import open_store
+    from jumbo.stores.opensearch import document, LATEST_INDEX
+    store = open_store("%s/?prefix=%s" % (base, prefix))
+    store.ensure_ready()
+    for ptype in ("pmtu", "latency", "throughput"):
+        # Create each stream now so the bulk below never races on creation.
+        store.request("PUT", "/_data_stream/%spscheduler_%s" % (prefix, ptype))
+    store.request("PUT", "/%spscheduler_*/_settings" % prefix, {"index": {"refresh_interval": "-1"}})
+    t = time.time()
+    latest = {}
+    lines, n = [], 0
+
+    def flush():
+        status, parsed = _http(base + "/_bulk", "POST", "\n".join(lines) + "\n", ndjson=True)
+        if status != 200 or parsed.get("errors"):
+            bad = [i for i in parsed.get("items", []) if list(i.values())[0].get("status", 500) >= 300]
+            if bad:
+                raise SystemExit("bench: bulk load failed: %s" % json.dumps(bad[0])[:500])
+        del lines[:]
+
+    for rec in _records(mesh, results):
+        doc = document(rec, None)
+        lines.append(json.dumps({"create": {"_index": prefix + "pscheduler_" + rec["test_type"],
+                                            "_id": rec["id"]}}))
+        lines.append(json.dumps(doc, separators=(",", ":")))
+        key = rmod.path_key(rec)
+        best = latest.get(key)
+        if best is None or rec["start"] >= best["start"]:
+            latest[key] = rec
+        n += 1
+        if len(lines) >= 2 * batch:
+            flush()
+    if lines:
+        flush()
+    for key, rec in latest.items():
+        body = dict(rec, path=key)
+        body["@timestamp"] = rec["start"]
+        lines.append(json.dumps({"index": {"_index": prefix + LATEST_INDEX, "_id": key}}))
+        lines.append(json.dumps(body, separators=(",", ":")))
+        if len(lines) >= 2 * batch:
+            flush()
+    if lines:
+        flush()
+    store.request("PUT", "/%spscheduler_*/_settings" % prefix, {"index": {"refresh_interval": "1s"}})
+    _http("%s/%spscheduler_*,%s%s/_refresh" % (base, prefix, prefix, LATEST_INDEX), "POST")
+    _http("%s/%spscheduler_*,%s%s/_forcemerge?max_num_segments=1" % (base, prefix, prefix, LATEST_INDEX),
+          "POST")
+    store.close()
+    return n, time.time() - t
+
+
+def run_report(url, fmt, out):
+    """Run jumbo-report in a child; (seconds, peak MB of the child, exit status, stderr)."""
+    code = ("import sys; from jumbo.report.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")
+    t = time.time()
+    proc = subprocess.Popen([sys.executable, "-c", code, "--store", url, "--format", fmt, "--out", out],
+                            env=_env(), stderr=subprocess.PIPE, universal_newlines=True)
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.time() - t, usage.ru_maxrss / 1024.0, proc.returncode, err
+
+
+def _answers(url):
+    try:
+        urllib.request.urlopen(url, timeout=2).read()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench report", description=__doc__.split("\n\n")[0])
+    p.add_argument("--hosts", type=int, default=300)
+    p.add_argument("--results", type=int, default=1000000)
+    p.add_argument("--stores", default="sqlite,opensearch")
+    p.add_argument("--opensearch-url", default=os.environ.get("JUMBO_BENCH_OPENSEARCH", "http://127.0.0.1:9250"))
+    p.add_argument("--workdir", default=os.path.join(ROOT, "var", "bench-report"))
+    p.add_argument("--format", default="json", choices=("json", "text", "csv", "html"))
+    p.add_argument("--keep", action="store_true", help="keep the loaded data afterwards")
+    args = p.parse_args(argv)
+    os.makedirs(args.workdir, exist_ok=True)
+    stores = [s for s in args.stores.split(",") if s]
+    mesh = _mesh(args.hosts)
+    pairs = len(mesh.hosts) * (len(mesh.hosts) - 1)
+    print("bench report: %d hosts, %d sites, %d directed paths, %d pmtu results"
+          % (len(mesh.hosts), len(mesh.sites), pairs, args.results))
+    failed = False
+    rows = []
+    for store in stores:
+        started_node = False
+        prefix = None
+        if store == "sqlite":
+            path = os.path.join(args.workdir, "report-bench.db")
+            n, secs = load_sqlite(path, _mesh(args.hosts), args.results)
+            url = "sqlite:///" + path
+        elif store == "opensearch":
+            base = args.opensearch_url.rstrip("/")
+            if not _answers(base):
+                port = base.rsplit(":", 1)[-1]
+                subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "start"],
+                               env=dict(os.environ, OPENSEARCH_PORT=port), check=True)
+                started_node = True
+            prefix = "bench%s_" % uuid.uuid4().hex[:6]
+            n, secs = load_opensearch(base, prefix, _mesh(args.hosts), args.results)
+            url = "%s/?prefix=%s" % (base, prefix)
+        else:
+            print("bench report: unknown store %r" % store)
+            return 2
+        print("  %-10s loaded %d records in %.1f s (%.0f/s)" % (store, n, secs, n / max(secs, 1e-9)))
+        out = os.path.join(args.workdir, "report-%s.%s" % (store, args.format))
+        run_report(url, args.format, out)          # warm the caches once, as a coordinator would
+        secs, mb, status, err = run_report(url, args.format, out)
+        ok = status == 0 and secs < TARGET_SECONDS and mb < TARGET_MB
+        failed |= not ok
+        summary = ""
+        if status == 0 and args.format == "json":
+            with open(out) as handle:
+                r = json.load(handle)
+            summary = "paths %d, capable %.1f%%, black holes %d" % (r["paths"], 100 * r["capable"],
+                                                                     len(r["blackholes"]))
+        rows.append((store, secs, mb, ok))
+        print("  %-10s report %.2f s (target < %.0f s), peak %.0f MB (target < %.0f MB) %s  %s%s"
+              % (store, secs, TARGET_SECONDS, mb, TARGET_MB, "OK" if ok else "MISSED", summary,
+                 ("\n    " + err.strip()) if err.strip() else ""))
+        if store == "opensearch" and not args.keep:
+            _http("%s/_data_stream/%s*" % (base, prefix), "DELETE")
+            _http("%s/%s*" % (base, prefix), "DELETE")
+            for name in ("jumbo_pscheduler_pmtu", "jumbo_pscheduler_other"):
+                _http("%s/_index_template/%s%s" % (base, prefix, name), "DELETE")
+        if started_node:
+            subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "stop"],
+                           env=dict(os.environ, OPENSEARCH_PORT=base.rsplit(":", 1)[-1]))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
