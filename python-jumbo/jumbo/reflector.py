@@ -229,6 +229,7 @@ class Reflector(object):
                       "rate-limited": 0, "too-large": 0, "local-limit": 0, "errors": 0}
         self.ptb = []
         self.local_limit = None  # smallest reply size refused by the dest host itself
+        self.local_mtu = None    # the MTU the dest's kernel gave with that refusal
         self.largest = 0         # largest reply sent
         self.sent_sizes = {}     # reply size -> replies of that size sent
         self.peers = set()
@@ -316,7 +317,10 @@ class Reflector(object):
     def _errors(self, version, sock):
         for origin, icmp_type, code, info, offender, payload in read_error_queue(sock):
             if origin == SO_EE_ORIGIN_LOCAL:
-                continue  # our own EMSGSIZE, already counted at sendto
+                # Our own EMSGSIZE (counted at sendto); it carries the interface MTU.
+                if info and (version == 4 or info >= MIN_MTU[6]):
+                    self.local_mtu = info
+                continue
             if not is_ptb(origin, icmp_type, code):
                 self.stats["errors"] += 1
                 continue
@@ -380,9 +384,13 @@ class Reflector(object):
                 self.stats["local-limit"] += 1
                 if self.local_limit is None or size < self.local_limit:
                     self.local_limit = size
+                self._errors(version, sock)
+                hint = b""
+                if self.local_mtu and self.local_mtu < size:
+                    hint = struct.pack("!H", self.local_mtu)
                 try:
-                    _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size), addr,
-                               local)
+                    _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size,
+                                            body=hint), addr, local)
                 except OSError:
                     pass
             else:
@@ -415,6 +423,7 @@ class Reflector(object):
             "stats": dict(self.stats),
             "ptb": list(self.ptb),
             "local-limit": self.local_limit,
+            "local-mtu": self.local_mtu,
             "largest-reply": self.largest or None,
             "peers": sorted(self.peers),
             "notes": list(self.notes),
@@ -621,6 +630,11 @@ def _search(client, answer, floor, ceiling, timeout, deadline, started):
                 silent[size] = silent.get(size, 0) + 1
             elif reply[0] == LIMIT:
                 refused.add(size)
+                if len(reply[3]) == 2:
+                    # The dest's kernel said its interface MTU: nothing above it can be sent.
+                    hint = struct.unpack("!H", reply[3])[0]
+                    if floor <= hint < size:
+                        refused.add(hint + 1)
         # Late answers to earlier rounds count too.
         for kind, size, _rtt, _body in client.replies.values():
             if kind == PROBE | ANSWER and (good is None or size > good):
@@ -666,7 +680,9 @@ def _search(client, answer, floor, ceiling, timeout, deadline, started):
         answer["reverse-pmtud"] = "not-needed"
         return answer
     limit = (report or {}).get("local-limit")
-    if limit and limit - 1 == (report or {}).get("largest-reply"):
+    if (report or {}).get("local-mtu"):
+        answer["reverse-local-mtu"] = report["local-mtu"]
+    elif limit and limit - 1 == (report or {}).get("largest-reply"):
         answer["reverse-local-mtu"] = limit - 1
     sent = ((report or {}).get("boundary") or {}).get("sent")
     if report is not None and not sent:

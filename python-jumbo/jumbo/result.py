@@ -154,9 +154,8 @@ def _fold_dest(result, spec, dest):
                 result.get("reverse-path-mtu") is not None:
             # p0 found the reverse limit but lost p1's STATUS answer: p1's own report decides.
             result["reverse-pmtud"] = "ok" if any(p["useful"] for p in received) else "blackhole"
-        if report.get("local-limit") and result.get("reverse-local-mtu") is None and \
-                report["local-limit"] - 1 == report.get("largest-reply"):
-            result["reverse-local-mtu"] = report["local-limit"] - 1
+        if result.get("reverse-local-mtu") is None and report.get("local-mtu"):
+            result["reverse-local-mtu"] = report["local-mtu"]
         result["reverse"] = dict(reverse, **{"dest-stats": report.get("stats")})
     server = inner.get("throughput-server")
     if isinstance(result.get("throughput"), dict) and isinstance(server, dict):
