@@ -34,6 +34,18 @@ def measurement(topology, source, dest, result, spec):
                                 sorted(set(f.get("path-mtu") for f in flows
                                            if f.get("path-mtu") is not None)),
                                 truth["member-mtus"])))
+    hole = result.get("blackhole")
+    if truth["pmtud"] == "blackhole" and result.get("pmtud") == "blackhole" and \
+            isinstance(hole, dict) and hole.get("ttl") is not None:
+        # Where big packets vanish: the hop (TTL) of the router that drops them silently,
+        # named by one of its addresses.
+        router = mesh.node_of(topology, hole.get("ip")) if hole.get("ip") else None
+        good = hole.get("ttl") == truth["blackhole-ttl"] and \
+            (router is None or router == truth["blackhole-router"])
+        checks.append(Check(label + " blackhole hop", good,
+                            "measured hop %s (%s, lab node %s), truth hop %s (%s)" % (
+                                hole.get("ttl"), hole.get("ip"), router,
+                                truth["blackhole-ttl"], truth["blackhole-router"])))
     if spec.get("reverse"):
         got = result.get("reverse-path-mtu")
         checks.append(Check(label + " reverse-path-mtu", got == truth["reverse-path-mtu"],

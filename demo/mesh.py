@@ -129,6 +129,24 @@ def expected(topology, source, dest, target_mtu=TARGET_MTU):
     }
 
 
+def addresses(topology, node):
+    """Every address of a node (IPv4 and IPv6, one per link end): how a hop IP is named."""
+    found = set()
+    for link in topology.links:
+        if node in (link.a, link.b):
+            for version in (4, 6):
+                found.add(str(topology.link_address(link, node, version)))
+    return found
+
+
+def node_of(topology, ip):
+    """The node that owns address `ip`, or None."""
+    for node in topology.nodes:
+        if ip in addresses(topology, node):
+            return node
+    return None
+
+
 def describe(topology):
     """Printable lines: the sites and what each one is for."""
     lines = []

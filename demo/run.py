@@ -650,10 +650,16 @@ class Demo(object):
             for task in holes:
                 hole = task.result.get("blackhole") or {}
                 truth = mesh.expected(self.topology, task.source, task.dest)
-                say("     %-6s -> %-6s at hop %s (%s, lab router %s)%s" % (
-                    task.source, task.dest, hole.get("ttl"), hole.get("ip"),
-                    truth["blackhole-router"],
-                    ", some flows only" if truth["partial"] else ""))
+                router = mesh.node_of(self.topology, hole.get("ip")) if hole.get("ip") \
+                    else None
+                where = "at hop %s (%s = lab router %s)" % (hole.get("ttl"), hole.get("ip"),
+                                                            router)
+                if (hole.get("ttl"), router) != (truth["blackhole-ttl"],
+                                                 truth["blackhole-router"]):
+                    where += " - truth: hop %s, %s" % (truth["blackhole-ttl"],
+                                                       truth["blackhole-router"])
+                say("     %-6s -> %-6s %s%s" % (task.source, task.dest, where,
+                                                ", some flows only" if truth["partial"] else ""))
             gains = [t for t in measured if (t.result.get("throughput") or {}).get("gain")]
             for task in gains:
                 tp = task.result["throughput"]

@@ -33,6 +33,11 @@ def test_truth_covers_every_case_the_demo_promises():
     assert truth[("bnl", "cern")]["path-mtu"] == 9000
     assert truth[("bnl", "cern")]["reverse-path-mtu"] == 1500
     assert truth[("cern", "bnl")]["path-mtu"] == 1500
+    # Hop addresses name their routers (how a measured black-hole hop is checked).
+    link = topo.link_between("ral-gw", "ral-b1")
+    assert mesh.node_of(topo, str(topo.link_address(link, "ral-b1", 4))) == "ral-b1"
+    assert mesh.node_of(topo, str(topo.link_address(link, "ral-b1", 6))) == "ral-b1"
+    assert mesh.node_of(topo, "192.0.2.1") is None
     # Quick mode is a subset of the full mesh.
     assert set(mesh.pairs(topo, quick=True)) <= set(truth)
 
