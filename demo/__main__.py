@@ -51,6 +51,8 @@ def parse_args(argv):
                         help="skip the paired 1500/9000 throughput phase")
     parser.add_argument("--flows", type=int, default=8, metavar="N",
                         help="flows per pair for the ECMP view (default 8)")
+    parser.add_argument("--ip-version", type=int, choices=(4, 6), default=4,
+                        help="measure over IPv4 (default) or IPv6 (host names SITE6 in the lab)")
     parser.add_argument("--loss", type=int, default=mesh.LOSS_PERCENT, metavar="PERCENT",
                         help="random loss on the tokyo path (default %d)" % mesh.LOSS_PERCENT)
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",

@@ -170,6 +170,9 @@ class Demo(object):
         tasks = []
         for number, (source, dest) in enumerate(pairs, start=1):
             spec = {"schema": 1, "source": source, "dest": dest, "flows": self.args.flows}
+            if self.args.ip_version == 6:
+                # The lab names each host's IPv6 address SITE6.
+                spec.update({"source": source + "6", "dest": dest + "6", "ip-version": 6})
             # The reverse path needs the far end as a participant: ask for it where paths
             # are asymmetric in the mesh (bnl) and on a couple of others for contrast.
             if (source, dest) in REVERSE_PAIRS:
@@ -609,7 +612,10 @@ class Demo(object):
             "%.3f" % capable if isinstance(capable, (int, float)) else capable,
             truth["capable"] or 0, truth["capable-paths"], truth["paths"],
             "ok" if good else "MISMATCH"))
-        holes = sorted((h.get("source"), h.get("dest")) for h in report.get("blackholes") or [])
+        # By site (the reference every result carries); hosts are SITE or SITE6.
+        holes = sorted((h.get("source_site") or _node(h.get("source") or ""),
+                        h.get("dest_site") or _node(h.get("dest") or ""))
+                       for h in report.get("blackholes") or [])
         good = holes == truth["blackholes"]
         ok = ok and good
         self.say("   report black holes: %d, truth %d %s" % (
