@@ -160,6 +160,7 @@ RESULT_V1 = {
         "reverse-local-mtu": {"type": ["integer", "null"]},
         "reverse-ptb": {"type": "array", "items": {"type": "object"}},
         "reverse-error": {"type": ["string", "null"]},
+        "reverse-flows": {"type": "array", "items": FLOW},
         "probes": {"type": "integer", "minimum": 0},
         "throughput": {"anyOf": [THROUGHPUT_RESULT, {"type": "null"}]},
     },
