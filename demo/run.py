@@ -255,6 +255,10 @@ class Demo(object):
 
     def _run_one(self, lab, task):
         total = len(self.tasks)
+        with self.lock:
+            # Numbered in the order they start, so the counter reads as progress.
+            self.started_count = getattr(self, "started_count", 0) + 1
+            task.number = self.started_count
         self.say("   [%2d/%d] %-6s -> %-6s  %s ..." % (task.number, total, task.source, task.dest,
                                                        task.phases()))
         task.start = _now_iso()
