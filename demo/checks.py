@@ -74,6 +74,10 @@ def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
         capable += bool(ok)
     holes = sorted((s, d) for s, d, _ in measured if truth(s, d)["pmtud"] == "blackhole")
     paths = len(measured)
+    sources = sorted(set(s for s, _, _ in measured))
+    jumbo_hosts = [s for s in sources if topology.local_mtu(s) >= target_mtu]
     return {"paths": paths, "capable-paths": capable,
+            "hosts": len(sources), "configured-hosts": len(jumbo_hosts),
+            "configured": (len(jumbo_hosts) / float(len(sources))) if sources else None,
             "capable": (capable / float(paths)) if paths else None,
             "blackholes": holes}

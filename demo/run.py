@@ -616,6 +616,14 @@ class Demo(object):
             "%.3f" % capable if isinstance(capable, (int, float)) else capable,
             truth["capable"] or 0, truth["capable-paths"], truth["paths"],
             "ok" if good else "MISMATCH"))
+        configured = report.get("configured")
+        good = configured is not None and truth["configured"] is not None and \
+            abs(configured - truth["configured"]) < 1e-6
+        ok = ok and good
+        self.say("   report configured hosts: %s, truth %.3f (%d/%d hosts with MTU >= 9000) %s" % (
+            "%.3f" % configured if isinstance(configured, (int, float)) else configured,
+            truth["configured"] or 0, truth["configured-hosts"], truth["hosts"],
+            "ok" if good else "MISMATCH"))
         # By site (the reference every result carries); hosts are SITE or SITE6.
         holes = sorted((h.get("source_site") or _node(h.get("source") or ""),
                         h.get("dest_site") or _node(h.get("dest") or ""))
