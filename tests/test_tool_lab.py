@@ -291,3 +291,25 @@ def test_the_dest_stops_cleanly_when_the_runner_kills_it(lab_factory):
     output = json.loads(done.stdout)
     assert output["succeeded"] is False
     assert "terminated" in output["error"]
+
+
+@needs_lab
+def test_reverse_flows_catch_the_narrow_equal_cost_member(lab_factory):
+    """Reverse ECMP: the dest hashes its replies to each of the source's flows onto one of two
+    members, one of them 8950 (PTB sent by r4). With 8 flows both members are seen (the
+    chance that all 8 land on the wide one is 1/256), and the reverse answer is the minimum."""
+    lab = lab_factory("ecmp-partial-blackhole")
+    backward = lab.truth("dst", "src")
+    spec = {"schema": 1, "dest": lab.address("dst", 4), "reverse": True, "flows": 8}
+    outcome = harness.run_tool_participants(
+        "jumbocheck", spec, [_place(lab, "src"), _place(lab, "dst")], start_in=1.0)
+    merged = _check(outcome.merged)
+    assert backward["partial"] is True
+    members = {m["path-mtu"]: m["pmtud"] for m in backward["members"]}
+    flows = merged["reverse-flows"]
+    assert len(flows) == 8
+    assert {f["path-mtu"] for f in flows} == set(members) == {8950, 9000}
+    for flow in flows:
+        assert flow["pmtud"] == members[flow["path-mtu"]]
+    assert merged["reverse-path-mtu"] == backward["path-mtu"] == 8950
+    assert merged["reverse-pmtud"] == backward["pmtud"] == "ok"

@@ -74,19 +74,22 @@ UDP_HEADER = 8
 MIN_MTU = {4: 68, 6: 1280}
 
 # Rate limits of the reflector (per run, all sources together).
-RATE_PACKETS = 1000.0     # replies per second
-BURST_PACKETS = 200.0
-RATE_BYTES = 8000000.0    # reply bytes per second
-BURST_BYTES = 1000000.0
+RATE_PACKETS = 2000.0     # replies per second
+BURST_PACKETS = 400.0
+RATE_BYTES = 16000000.0   # reply bytes per second
+BURST_BYTES = 4000000.0
 
 # Source side search parameters.
 HELLO_WINDOW = 4.0        # seconds p0 keeps greeting p1 (covers start-up and clock skew)
 HELLO_INTERVAL = 0.25
 SIZES_PER_ROUND = 24      # probe sizes sent per round trip
 CONFIRM = 3               # silences needed before a size counts as not crossing
-MAX_ROUNDS = 10
+MAX_ROUNDS = 12
+MAX_FLOWS = 8             # reverse flows searched side by side (distinct source ports)
+PACE_BYTES = 48000        # requests sent back to back before a short pause
+PACE_PAUSE = 0.002
 STATUS_TRIES = 4
-STATUS_SIZE = 1200        # STATUS requests are padded so the JSON answer may be this large
+STATUS_SIZE = 4000        # STATUS requests are padded so the JSON answer may be this large
 DEFAULT_MAX_SIZE = 9216   # largest reply size tried when the spec has no max-mtu
 PLATEAUS = (1280, 1500, 4470, 8950, 9000, 9216)
 
@@ -194,6 +197,16 @@ def is_ptb(origin, icmp_type, code):
         (origin == SO_EE_ORIGIN_ICMP6 and icmp_type == 2)
 
 
+def _big_buffers(sock, size=4 * 1024 * 1024):
+    """Ask for large socket buffers (the kernel caps them at rmem_max/wmem_max): a round of
+    probes arrives as a burst."""
+    for option in (socket.SO_RCVBUF, socket.SO_SNDBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, option, size)
+        except OSError:
+            pass
+
+
 def _local_address(ancillary):
     """(level, type, packed address) to answer from: the address the request was sent to."""
     for level, kind, raw in ancillary:
@@ -231,7 +244,7 @@ class Reflector(object):
         self.local_limit = None  # smallest reply size refused by the dest host itself
         self.local_mtu = None    # the MTU the dest's kernel gave with that refusal
         self.largest = 0         # largest reply sent
-        self.sent_sizes = {}     # reply size -> replies of that size sent
+        self.sent_sizes = {}     # (flow nonce, reply size) -> replies of that size sent
         self.peers = set()
         self.notes = []
 
@@ -260,6 +273,7 @@ class Reflector(object):
                     sock.setsockopt(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
                     sock.bind(("0.0.0.0", self.port))
                 sock.setblocking(False)
+                _big_buffers(sock)
             except OSError as err:
                 sock.close()
                 if err.errno == errno.EADDRINUSE:
@@ -324,10 +338,10 @@ class Reflector(object):
             if not is_ptb(origin, icmp_type, code):
                 self.stats["errors"] += 1
                 continue
-            size = None
+            size, flow = None, None
             decoded = decode(self.key, b"A", payload) if payload else None
             if decoded:
-                size = decoded[3]
+                size, flow = decoded[3], decoded[2].hex()
             useful = MIN_MTU[version] <= info and (size is None or info < size)
             # One entry per (sender, MTU): routers repeat the same PTB for every big reply.
             for entry in self.ptb:
@@ -335,12 +349,15 @@ class Reflector(object):
                     entry["count"] += 1
                     if size is not None:
                         entry["size"] = min(entry["size"] or size, size)
+                    if flow and flow not in entry["flows"] and len(entry["flows"]) < 8:
+                        entry["flows"].append(flow)
                     entry["useful"] = entry["useful"] and useful
                     break
             else:
                 if len(self.ptb) < 32:
                     self.ptb.append({"from": offender, "mtu": info, "size": size,
-                                     "useful": useful, "count": 1})
+                                     "useful": useful, "count": 1,
+                                     "flows": [flow] if flow else []})
 
     def _handle(self, version, sock, data, addr, local=None):
         self.stats["requests"] += 1
@@ -348,7 +365,7 @@ class Reflector(object):
         if message is None:
             self.stats["rejected"] += 1
             return
-        kind, seq, nonce, size, _body = message
+        kind, seq, nonce, size, body = message
         if (nonce, seq) in self.seen:
             self.stats["replayed"] += 1
             return
@@ -365,7 +382,7 @@ class Reflector(object):
         elif kind == HELLO:
             reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce)
         elif kind == STATUS:
-            reply = self._status_reply(seq, nonce, received - overhead, size)
+            reply = self._status_reply(seq, nonce, received - overhead, body)
             self.done.set()
         else:
             self.stats["rejected"] += 1
@@ -399,16 +416,32 @@ class Reflector(object):
         self.stats["answered"] += 1
         if kind == PROBE:
             self.largest = max(self.largest, size)
-            if size in self.sent_sizes or len(self.sent_sizes) < 4096:
-                self.sent_sizes[size] = self.sent_sizes.get(size, 0) + 1
+            key = (nonce, size)
+            if key in self.sent_sizes or len(self.sent_sizes) < 16384:
+                self.sent_sizes[key] = self.sent_sizes.get(key, 0) + 1
 
-    def _status_reply(self, seq, nonce, room, boundary):
+    def _status_reply(self, seq, nonce, room, body):
         report = self.report()
-        # p0 asks how often the size it found silent was really sent: a reply never sent
+        # p0 asks how often the sizes it found silent were really sent: a reply never sent
         # means its request was lost on the forward path, not the reply on the reverse path.
-        report["boundary"] = {"size": boundary, "sent": self.sent_sizes.get(boundary, 0)}
-        for keep in (len(report["ptb"]), 8, 0):
-            report["ptb"] = report["ptb"][:keep]
+        try:
+            sizes = json.loads(body.decode()) if body else []
+        except ValueError:
+            sizes = []
+        if not isinstance(sizes, list):
+            sizes = []
+        report["boundary"] = {}
+        for item in sizes[:32]:
+            # "<flow nonce hex>:<size>"
+            try:
+                flow, size = str(item).split(":")
+                count = self.sent_sizes.get((bytes.fromhex(flow), int(size)), 0)
+            except ValueError:
+                continue
+            report["boundary"][str(item)] = count
+        full = report["ptb"]
+        for keep, flows in ((len(full), 8), (8, 8), (8, 2), (4, 0), (0, 0)):
+            report["ptb"] = [dict(p, flows=p["flows"][:flows]) for p in full[:keep]]
             body = json.dumps(report, separators=(",", ":"), sort_keys=True).encode()
             if HEADER_LEN + len(body) <= room:
                 break
@@ -450,10 +483,7 @@ class _Client(object):
         family = socket.AF_INET6 if version == 6 else socket.AF_INET
         self.sock = socket.socket(family, socket.SOCK_DGRAM)
         self.sock.setblocking(False)
-        try:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 1024 * 1024)
-        except OSError:
-            pass
+        _big_buffers(self.sock)
         if version == 6:
             # Requests may be fragmented, by us, to what the forward path really carries.
             self.sock.setsockopt(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DONT)
@@ -482,11 +512,12 @@ class _Client(object):
             return self.route_mtu + 1
         return size
 
-    def send(self, kind, size=0, total=0):
+    def send(self, kind, size=0, total=0, body=b""):
         self.seq += 1
         seq = self.seq
-        payload = max(HEADER_LEN, total - self.overhead if total else 0)
-        message = encode(self.key, b"Q", kind, seq, self.nonce, size=size, total=payload)
+        payload = max(HEADER_LEN + len(body), total - self.overhead if total else 0)
+        message = encode(self.key, b"Q", kind, seq, self.nonce, size=size, body=body,
+                         total=payload)
         self.sent[seq] = (kind, size, time.monotonic())
         if kind == PROBE:
             self.probes += 1
@@ -559,12 +590,17 @@ def _spread(low, high, count):
 
 
 def measure_reverse(address, port, token, version, forward_mtu=None, min_size=None,
-                    max_size=None, timeout=1.0, deadline=None):
+                    max_size=None, timeout=1.0, deadline=None, flows=1):
     """Measure the reverse path MTU (dest -> here) with p1's reflector at address:port.
 
-    Returns a dict: reverse-path-mtu (int or None), reverse-pmtud, reverse-local-mtu (p1's own
-    limit when found), reverse-ptb (PTBs p1 received), probes, elapsed, rtt, error, notes, and
-    the dest's report (`dest-report`) when its STATUS answer came back.
+    `flows` searches run side by side, each from its own source port: on a reverse path with
+    equal-cost members the dest's replies to each flow may be hashed onto a different member,
+    so a member that is narrower (or a black hole) is caught, as the forward engine does.
+
+    Returns a dict: reverse-path-mtu (the smallest over the flows, or None), reverse-pmtud,
+    reverse-local-mtu (the dest's own interface MTU when known), reverse-ptb (PTBs the dest
+    received), reverse-flows, probes, elapsed, rtt, rounds, error, notes, and the dest's report
+    (`dest-report`) when its STATUS answer came back.
     """
     started = time.monotonic()
     if deadline is None:
@@ -575,32 +611,139 @@ def measure_reverse(address, port, token, version, forward_mtu=None, min_size=No
     if ceiling < floor:
         ceiling = floor
     answer = {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "reverse-local-mtu": None,
-              "reverse-ptb": [], "probes": 0, "elapsed": 0.0, "rtt": None, "error": None,
-              "notes": [], "dest-report": None, "reflector": "%s:%d" % (address, port)}
+              "reverse-ptb": [], "reverse-flows": [], "probes": 0, "elapsed": 0.0, "rtt": None,
+              "error": None, "notes": [], "dest-report": None,
+              "reflector": "%s:%d" % (address, port)}
+    clients = []
     try:
-        client = _Client(address, port, key, version, forward_mtu)
+        for _ in range(max(1, min(int(flows or 1), MAX_FLOWS))):
+            clients.append(_Client(address, port, key, version, forward_mtu))
     except OSError as err:
+        for client in clients:
+            client.close()
         answer["error"] = "cannot open the reverse-path socket: %s" % (err.strerror or err)
         return answer
     try:
-        return _search(client, answer, floor, ceiling, timeout, deadline, started)
+        return _search(clients, answer, floor, ceiling, timeout, deadline, started)
     except OSError as err:
         answer["error"] = "reverse path measurement failed: %s" % (err.strerror or err)
         return answer
     finally:
-        answer["probes"] = client.probes
+        answer["probes"] = sum(client.probes for client in clients)
         answer["elapsed"] = round(time.monotonic() - started, 3)
-        client.close()
+        for client in clients:
+            client.close()
 
 
-def _search(client, answer, floor, ceiling, timeout, deadline, started):
+class _FlowSearch(object):
+    """The size search of one flow: the largest size answered (good), the sizes that stayed
+    silent (with counts), and, when found, the boundary (good + 1, settled)."""
+
+    def __init__(self, index, client, plan):
+        self.index = index
+        self.client = client
+        self.plan = list(plan)
+        self.seqs = []
+        self.good = None
+        self.silent = {}
+        self.boundary = None
+        self.done = False
+
+    def port(self):
+        try:
+            return self.client.sock.getsockname()[1]
+        except OSError:
+            return None
+
+    def update(self, refused, floor, ceiling, per_round):
+        """Account for this round's answers and plan the next round (or finish)."""
+        for seq in self.seqs:
+            if self.client.replies.get(seq) is None:
+                size = self.client.sent[seq][1]
+                self.silent[size] = self.silent.get(size, 0) + 1
+        # Late answers to earlier rounds count too: any arrival is proof.
+        for kind, size, _rtt, _body in self.client.replies.values():
+            if kind == PROBE | ANSWER and (self.good is None or size > self.good):
+                self.good = size
+        low = self.good if self.good is not None else floor - 1
+        if self.good is not None and self.good >= ceiling:
+            self.done, self.plan = True, []
+            return
+        above = sorted({s for s in self.silent if s > low} | {s for s in refused if s > low})
+        if not above:
+            self.plan = [ceiling]
+            return
+        high = above[0]
+        settled = high in refused or self.silent.get(high, 0) >= CONFIRM
+        if high == low + 1 and settled:
+            self.boundary = high
+            self.done, self.plan = True, []
+            return
+        self.plan = _spread(low, high, per_round - 1)
+        if not settled:
+            self.plan += [high] * (2 if high == low + 1 else 1)
+
+
+def _collect_all(searches, until):
+    """Read answers on every flow's socket until each has its round's answers or `until`."""
+    while True:
+        pending = []
+        for search in searches:
+            search.client._drain()
+            if not set(search.seqs).issubset(search.client.replies):
+                pending.append(search.client.sock)
+        remaining = until - time.monotonic()
+        if not pending or remaining <= 0:
+            return
+        try:
+            select.select(pending, [], [], remaining)
+        except InterruptedError:
+            pass
+
+
+def _send_round(searches):
+    """Send every flow's sizes for this round, interleaved, paced in bursts of PACE_BYTES so
+    that neither the dest's socket buffer nor a router queue overflows (a lost burst would
+    look like an MTU limit)."""
+    for search in searches:
+        search.seqs = []
+    burst = 0
+    for index in range(max(len(s.plan) for s in searches)):
+        for search in searches:
+            if index < len(search.plan):
+                size = search.plan[index]
+                total = search.client.padded(size)
+                search.seqs.append(search.client.send(PROBE, size, total))
+                burst += total
+                if burst >= PACE_BYTES:
+                    time.sleep(PACE_PAUSE)
+                    burst = 0
+
+
+def _refusals(search, refused, floor):
+    """LIMIT notices of this round: sizes the dest host itself cannot send (definitive)."""
+    for seq in search.seqs:
+        reply = search.client.replies.get(seq)
+        if reply is None or reply[0] != LIMIT:
+            continue
+        size = search.client.sent[seq][1]
+        refused.add(size)
+        if len(reply[3]) == 2:
+            # The dest's kernel said its interface MTU: nothing above it can be sent.
+            hint = struct.unpack("!H", reply[3])[0]
+            if floor <= hint < size:
+                refused.add(hint + 1)
+
+
+def _search(clients, answer, floor, ceiling, timeout, deadline, started):
     # 1. Hello until the reflector answers (it may start a little after us).
+    first = clients[0]
     hello_until = min(deadline, started + HELLO_WINDOW)
     rtt = None
     while rtt is None and time.monotonic() < hello_until:
-        seq = client.send(HELLO)
-        client.collect([seq], min(hello_until, time.monotonic() + HELLO_INTERVAL))
-        answered = [v for s, v in client.replies.items() if v[0] == HELLO | ANSWER]
+        seq = first.send(HELLO)
+        first.collect([seq], min(hello_until, time.monotonic() + HELLO_INTERVAL))
+        answered = [v for s, v in first.replies.items() if v[0] == HELLO | ANSWER]
         if answered:
             rtt = min(v[2] for v in answered)
     if rtt is None:
@@ -611,105 +754,114 @@ def _search(client, answer, floor, ceiling, timeout, deadline, started):
     answer["rtt"] = round(rtt, 6)
     wait = min(max(timeout, 0.05), max(0.15, 8 * rtt))
 
-    # 2. The size search: largest size answered (good), sizes that stayed silent, sizes the
-    #    dest host itself refused (LIMIT, definitive).
-    good = None
-    silent = {}
-    refused = set()
+    # 2. The size searches, one per flow, round by round; LIMIT refusals are the dest host's
+    #    own limit and count for every flow.
     plan = sorted({s for s in (floor,) + PLATEAUS + (ceiling,) if floor <= s <= ceiling})
+    searches = [_FlowSearch(i, client, plan) for i, client in enumerate(clients)]
+    per_round = max(6, SIZES_PER_ROUND // len(searches))
+    refused = set()
     rounds = 0
-    boundary = None
-    while plan and rounds < MAX_ROUNDS and time.monotonic() + wait < deadline:
+    while rounds < MAX_ROUNDS and time.monotonic() + wait < deadline:
+        active = [s for s in searches if not s.done and s.plan]
+        if not active:
+            break
         rounds += 1
-        seqs = [client.send(PROBE, size, client.padded(size)) for size in plan]
-        client.collect(seqs, time.monotonic() + wait)
-        for seq in seqs:
-            reply = client.replies.get(seq)
-            size = client.sent[seq][1]
-            if reply is None:
-                silent[size] = silent.get(size, 0) + 1
-            elif reply[0] == LIMIT:
-                refused.add(size)
-                if len(reply[3]) == 2:
-                    # The dest's kernel said its interface MTU: nothing above it can be sent.
-                    hint = struct.unpack("!H", reply[3])[0]
-                    if floor <= hint < size:
-                        refused.add(hint + 1)
-        # Late answers to earlier rounds count too.
-        for kind, size, _rtt, _body in client.replies.values():
-            if kind == PROBE | ANSWER and (good is None or size > good):
-                good = size
-        low = good if good is not None else floor - 1
-        above = sorted({s for s in silent if s > low} | {s for s in refused if s > low})
-        if good is not None and good >= ceiling:
-            boundary = None
-            break
-        if not above:
-            plan = [ceiling] if good is None or good < ceiling else []
-            continue
-        high = above[0]
-        settled = high in refused or silent.get(high, 0) >= CONFIRM
-        if high == low + 1 and settled:
-            boundary = high
-            break
-        plan = _spread(low, high, SIZES_PER_ROUND - 1)
-        if not settled:
-            plan += [high] * (2 if high == low + 1 else 1)
+        _send_round(active)
+        _collect_all(active, time.monotonic() + wait)
+        for search in active:
+            _refusals(search, refused, floor)
+        for search in active:
+            search.update(refused, floor, ceiling, per_round)
+            if search.good is None and search.silent.get(floor, 0) >= CONFIRM:
+                search.done = True
     answer["rounds"] = rounds
 
-    # 3. STATUS: p1's view (PTBs it received, its own limit); also tells it we are done.
-    report = status(client, wait, deadline, boundary or 0)
+    # 3. STATUS: p1's view (PTBs it received, its own limit, whether the silent sizes were
+    #    really sent); it also tells p1 we are done.
+    silent_edges = ["%s:%d" % (s.client.nonce.hex(), s.boundary) for s in searches
+                    if s.boundary is not None and s.boundary not in refused]
+    report = status(first, wait, deadline, silent_edges)
     answer["dest-report"] = report
     if report:
         answer["reverse-ptb"] = report.get("ptb") or []
+        if report.get("local-mtu"):
+            answer["reverse-local-mtu"] = report["local-mtu"]
+    for search in searches:
+        answer["reverse-flows"].append(_flow_verdict(search, refused, ceiling, report, answer))
 
-    if good is None:
+    measured = [f["path-mtu"] for f in answer["reverse-flows"] if f["path-mtu"] is not None]
+    if not measured:
         answer["error"] = "no reply of even %d bytes came back from the dest (reverse path)" % floor
         return answer
-    answer["reverse-path-mtu"] = good
-    if boundary is None and good < ceiling:
-        answer["notes"].append("reverse search stopped early (time budget); %d is a lower bound"
-                               % good)
-        return answer
-    if boundary is None:
-        answer["notes"].append("replies of the largest size tried (%d) came back" % ceiling)
-        answer["reverse-pmtud"] = "not-needed"
-        return answer
-    if boundary in refused:
-        answer["reverse-local-mtu"] = good
-        answer["reverse-pmtud"] = "not-needed"
-        return answer
-    limit = (report or {}).get("local-limit")
-    if (report or {}).get("local-mtu"):
-        answer["reverse-local-mtu"] = report["local-mtu"]
-    elif limit and limit - 1 == (report or {}).get("largest-reply"):
-        answer["reverse-local-mtu"] = limit - 1
-    sent = ((report or {}).get("boundary") or {}).get("sent")
-    if report is not None and not sent:
-        answer["notes"].append("requests for %d-byte replies never reached the dest (lost on the "
-                               "forward path): %d is a lower bound of the reverse path MTU"
-                               % (boundary, good))
-        answer["reverse-pmtud"] = "unknown"
-    elif report is None:
-        answer["notes"].append("the dest's STATUS answer was lost: reverse PMTUD not judged here")
-        answer["reverse-pmtud"] = "unknown"
-        answer["pending"] = True  # merged-results decides from the dest's own report
-    elif any(p.get("useful") for p in answer["reverse-ptb"]):
-        answer["reverse-pmtud"] = "ok"
-    else:
-        answer["reverse-pmtud"] = "blackhole"
-        if answer["reverse-ptb"]:
-            answer["notes"].append("the dest only received PTBs with unusable MTU values")
+    answer["reverse-path-mtu"] = min(measured)
+    verdicts = set(f["pmtud"] for f in answer["reverse-flows"] if f["path-mtu"] is not None)
+    for verdict in ("blackhole", "unknown", "ok", "not-needed"):
+        if verdict in verdicts:
+            answer["reverse-pmtud"] = verdict
+            break
+    if answer["reverse-local-mtu"] is None and any(
+            s.boundary in refused for s in searches if s.boundary is not None):
+        answer["reverse-local-mtu"] = max(measured)
+    if len(set(measured)) > 1:
+        answer["notes"].append("reverse flows differ (%s): equal-cost paths of different MTU"
+                               % ", ".join(str(m) for m in measured))
     return answer
 
 
-def status(client, wait, deadline, boundary=0):
+def _flow_verdict(search, refused, ceiling, report, answer):
+    flow = {"flow": search.index, "source-port": search.port(), "path-mtu": search.good,
+            "pmtud": "unknown"}
+    if search.good is None:
+        return flow
+    if search.boundary is None:
+        if search.good >= ceiling:
+            flow["pmtud"] = "not-needed"
+            _note(answer, "replies of the largest size tried (%d) came back" % ceiling)
+        else:
+            _note(answer, "reverse search stopped early (time budget): %d is a lower bound"
+                  % search.good)
+        return flow
+    if search.boundary in refused:
+        flow["pmtud"] = "not-needed"
+        return flow
+    if report is None:
+        _note(answer, "the dest's STATUS answer was lost: reverse PMTUD not judged here")
+        answer["pending"] = True  # merged-results decides from the dest's own report
+        return flow
+    sent = (report.get("boundary") or {}).get("%s:%d" % (search.client.nonce.hex(),
+                                                           search.boundary))
+    if not sent:
+        _note(answer, "requests for %d-byte replies never reached the dest (lost on the forward "
+              "path): %d is a lower bound of the reverse path MTU"
+              % (search.boundary, search.good))
+        return flow
+    ptbs = [p for p in report.get("ptb") or [] if p.get("useful")]
+    nonce = search.client.nonce.hex()
+    # A usable too-big for this flow's replies, or one naming exactly the MTU this flow found
+    # (routers rate-limit their ICMP, so not every flow gets its own).
+    if any(nonce in (p.get("flows") or []) or p.get("mtu") == search.good for p in ptbs):
+        flow["pmtud"] = "ok"
+    else:
+        flow["pmtud"] = "blackhole"
+        if report.get("ptb"):
+            _note(answer, "the dest received too-big messages, none usable for flow %d"
+                  % search.index)
+    return flow
+
+
+def _note(answer, text):
+    if text not in answer["notes"]:
+        answer["notes"].append(text)
+
+
+def status(client, wait, deadline, sizes=()):
     """Send STATUS (padded so the answer fits) until answered; p1's report dict, or None.
-    `boundary`: the reply size found silent, whose sending p1 confirms in `boundary`."""
+    `sizes`: reply sizes found silent; p1 says how many replies of each it really sent."""
+    body = json.dumps(list(sizes)[:32]).encode()
     for _ in range(STATUS_TRIES):
         if time.monotonic() >= deadline:
             break
-        seq = client.send(STATUS, boundary, STATUS_SIZE)
+        seq = client.send(STATUS, 0, client.padded(STATUS_SIZE), body=body)
         client.collect([seq], min(deadline, time.monotonic() + max(wait, 0.3)))
         reply = client.replies.get(seq)
         if reply is not None:

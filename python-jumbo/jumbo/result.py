@@ -72,6 +72,7 @@ def _fold_reverse(result, reverse, peer_error):
     result["reverse-local-mtu"] = reverse.get("reverse-local-mtu")
     result["reverse-ptb"] = [_ptb(p) for p in reverse.get("reverse-ptb") or []]
     result["reverse-error"] = reverse.get("error")
+    result["reverse-flows"] = [_flow(f) for f in reverse.get("reverse-flows") or []]
     if reverse.get("probes"):
         result["probes"] = int(result.get("probes") or 0) + int(reverse["probes"])
     detail = {}
@@ -79,6 +80,13 @@ def _fold_reverse(result, reverse, peer_error):
         if reverse.get(key) is not None:
             detail[key] = reverse[key]
     result["reverse"] = detail
+
+
+def _flow(entry):
+    entry = entry if isinstance(entry, dict) else {}
+    return {"flow": entry.get("flow"), "source-port": entry.get("source-port"),
+            "flow-label": None, "path-mtu": entry.get("path-mtu"),
+            "pmtud": entry.get("pmtud") or "unknown"}
 
 
 def _ptb(entry):

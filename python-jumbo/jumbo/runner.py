@@ -467,7 +467,8 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
         return reflector.measure_reverse(dest_ip, port, token, version, forward_mtu=path_mtu,
                                          min_size=run.full.get("min-mtu"),
                                          max_size=run.full.get("max-mtu"),
-                                         timeout=timeout, deadline=deadline)
+                                         timeout=timeout, deadline=deadline,
+                                         flows=run.full.get("flows") or 1)
     except ValueError as err:
         return {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "error": str(err)}
 
