@@ -161,10 +161,11 @@ def main(argv=None):
     p.add_argument("--hosts", type=int, default=300)
     p.add_argument("--results", type=int, default=1000000)
     p.add_argument("--stores", default="sqlite,opensearch")
-    p.add_argument("--opensearch-url", default=os.environ.get("JUMBO_BENCH_OPENSEARCH", "http://127.0.0.1:9250"))
+    p.add_argument("--opensearch-url", default=os.environ.get("JUMBO_BENCH_OPENSEARCH", "http://127.0.0.1:9270"))
     p.add_argument("--workdir", default=os.path.join(ROOT, "var", "bench-report"))
     p.add_argument("--format", default="json", choices=("json", "text", "csv", "html"))
     p.add_argument("--keep", action="store_true", help="keep the loaded data afterwards")
+    p.add_argument("--sqlite-db", help="report on this already loaded SQLite store (skip loading)")
     args = p.parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
     stores = [s for s in args.stores.split(",") if s]
@@ -177,7 +178,11 @@ def main(argv=None):
     for store in stores:
         started_node = False
         prefix = None
-        if store == "sqlite":
+        if store == "sqlite" and args.sqlite_db:
+            path = os.path.abspath(args.sqlite_db)
+            n, secs = 0, 0.0
+            url = "sqlite:///" + path
+        elif store == "sqlite":
             path = os.path.join(args.workdir, "report-bench.db")
             n, secs = load_sqlite(path, _mesh(args.hosts), args.results)
             url = "sqlite:///" + path

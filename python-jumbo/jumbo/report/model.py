@@ -9,8 +9,12 @@ Three numbers are kept apart on purpose:
               (volume matrix CSV); the WLCG DC26/DC28 targets are about this one
 """
 
+import bisect
 import collections
 import datetime
+import gc
+import json
+from concurrent.futures import ThreadPoolExecutor
 import math
 import statistics
 
@@ -34,6 +38,20 @@ class Options(object):
         self.flap = int(flap)
         self.limit = int(limit)
         self.culprit_min = int(culprit_min)
+
+
+class Path(object):
+    """One directed path's latest state (compact: there may be 100,000 of them)."""
+    __slots__ = ("source", "dest", "ip_version", "source_site", "dest_site", "start", "path_mtu",
+                 "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
+                 "reverse_blackhole", "capable", "state", "failing", "succeeded", "row")
+
+    def __init__(self, *values):
+        for name, value in zip(self.__slots__, values):
+            setattr(self, name, value)
+
+    def __getitem__(self, name):
+        return getattr(self, name)
 
 
 def _share(num, den):
@@ -66,16 +84,48 @@ def mss_for(mtu, ip_version):
 
 def build(queries, opts):
     """The whole report as a dict (JSON-ready). Raises ReportError subclasses on bad input."""
+    # Many small objects, none cyclic: the cyclic collector would only rescan them.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_all(queries, opts)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build_all(queries, opts):
     target = opts.target
     window = opts.window
-    count, first, last = queries.count(window)
-    if not count:
-        if window.since or window.until:
-            total = queries.count(Window())[0]
-            if total:
-                raise NoData("no pmtu results in the window %s (the store holds %d results)"
-                             % (window.describe(), total))
-        raise NoData("the store holds no pmtu results yet: nothing to report")
+    # The store answers independent questions in parallel (two worker threads, each with its
+    # own connection): the count and the gains/latency while the latest results are read,
+    # then the history pass (trend, changes) while Python builds the per-path model.
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
+        f_count = pool.submit(queries.count, window)
+        f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
+        rows = {}
+        for row in queries.latest(window, target):
+            rows[(row.source, row.dest, row.ip_version)] = row
+        count, first, last = f_count.result()
+        if not count:
+            if window.since or window.until:
+                total = queries.count(Window())[0]
+                if total:
+                    raise NoData("no pmtu results in the window %s (the store holds %d results)"
+                                 % (window.describe(), total))
+            raise NoData("the store holds no pmtu results yet: nothing to report")
+        interval = opts.interval or _interval(window, first, last)
+        f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
+                             list(rows.values()))
+        return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain)
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
+    target = opts.target
+    window = opts.window
     site_map = opts.sites
 
     def site_of(host, ip, recorded):
@@ -84,12 +134,6 @@ def build(queries, opts):
                 if key and key in site_map:
                     return site_map[key]
         return recorded or NO_SITE
-
-    rows = {}
-    for row in queries.latest(window, target):
-        rows[(row.source, row.dest, row.ip_version)] = row
-    interval = opts.interval or _interval(window, first, last)
-    trend, ch = queries.history(window, target, interval, opts.limit, opts.flap, rows.values())
 
     # -- per path -------------------------------------------------------------------------
     paths = []
@@ -127,16 +171,11 @@ def build(queries, opts):
         prev = host_mtu.get(row.source)
         if row.local_mtu is not None and (prev is None or row.start > prev[0]):
             host_mtu[row.source] = (row.start, row.local_mtu, ssite)
-        paths.append({
-            "source": row.source, "dest": row.dest, "ip_version": row.ip_version,
-            "source_site": ssite, "dest_site": dsite, "start": row.start,
-            "path_mtu": row.path_mtu, "reverse_path_mtu": min(reverse) if reverse else None,
-            "reverse_known": bool(reverse) or rev is not None,
-            "local_mtu": row.local_mtu, "pmtud": row.pmtud, "partial": bool(row.partial),
-            "blackhole": fwd_bh, "reverse_blackhole": rev_bh, "capable": capable,
-            "state": state, "failing": failing, "succeeded": bool(row.succeeded),
-            "error": row.error, "row": row, "results": row.results,
-        })
+        paths.append(Path(
+            row.source, row.dest, row.ip_version, ssite, dsite, row.start, row.path_mtu,
+            min(reverse) if reverse else None, bool(reverse) or rev is not None, row.local_mtu,
+            row.pmtud, bool(row.partial), fwd_bh, rev_bh, capable, state, failing,
+            bool(row.succeeded), row))
     del rows
     n_paths = len(paths)
     n_capable = sum(1 for p in paths if p["capable"])
@@ -214,13 +253,16 @@ def build(queries, opts):
     report["culprits"], report["host_limited"] = _culprits(paths, target, opts.culprit_min)
 
     # -- trend ----------------------------------------------------------------------------
+    trend, ch = f_hist.result()
     for b in trend:
         b["capable_share"] = _share(b["capable"], b["results"])
         b["configured_share"] = _share(b["configured"], b["results"])
     report["trend"] = {"interval": interval, "buckets": trend}
 
     # -- gains ----------------------------------------------------------------------------
-    report["gains"], report["expected_gains"] = _gains(queries, window, paths, target, opts.link_speed, opts.limit)
+    measured, latency = f_gain.result()
+    report["gains"], report["expected_gains"] = _gains(measured, latency, paths, target,
+                                                       opts.link_speed, opts.limit)
 
     # -- changes --------------------------------------------------------------------------
     report["changes"] = ch["changes"]
@@ -346,14 +388,20 @@ def _culprits(paths, target, minimum):
         if p["blackhole"] and row.blackhole_ip:
             culprit, kind, mtu = row.blackhole_ip, "blackhole", None
         elif "out" in p["failing"]:
-            for hop in row.hops or []:
+            hops_list = row.hops
+            if isinstance(hops_list, str):
+                try:
+                    hops_list = json.loads(hops_list)
+                except ValueError:
+                    hops_list = None
+            for hop in hops_list or []:
                 ip, hmtu = hop.get("ip"), hop.get("mtu")
                 if hmtu is not None and hmtu < target and ip not in (None, row.source_ip, row.dest_ip):
                     culprit, kind, mtu = ip, "mtu", hmtu
                     break
             if culprit is None:
                 dest_limited = any(h.get("ip") == row.dest_ip and h.get("mtu") is not None
-                                   and h.get("mtu") < target for h in (row.hops or []))
+                                   and h.get("mtu") < target for h in (hops_list or []))
                 if dest_limited:
                     host_limited += 1
         if culprit is None:
@@ -394,27 +442,24 @@ def histogram(values, edges=GAIN_EDGES):
     count in the first bin."""
     counts = [0] * len(edges)
     for v in values:
-        i = 0
-        while i + 1 < len(edges) and v >= edges[i + 1]:
-            i += 1
-        counts[i] += 1
+        counts[max(0, bisect.bisect_right(edges, v) - 1)] += 1
     return [{"from": edges[i], "to": edges[i + 1] if i + 1 < len(edges) else None, "count": c}
             for i, c in enumerate(counts)]
 
 
-def _gains(queries, window, paths, target, link_speed, limit):
-    measured = queries.gains(window)
+def _gains(measured, latency_rows, paths, target, link_speed, limit):
     measured.sort(key=lambda g: (g["source"], g["dest"]))
     measured_keys = set((g["source"], g["dest"]) for g in measured)
     gains = {"paths": len(measured), "summary": _quantiles([g["gain"] for g in measured]),
              "histogram": histogram([g["gain"] for g in measured]), "items": measured[:limit]}
     latency = {}
-    for l in queries.latency(window):
+    for l in latency_rows:
         if l.get("source") and l.get("dest"):
             latency[(l["source"], l["dest"])] = l
         if l.get("source_ip") and l.get("dest_ip"):
             latency.setdefault(("ip", l["source_ip"], l["dest_ip"]), l)
     items = []
+    values = []
     for p in paths:
         if (p["source"], p["dest"]) in measured_keys:
             continue
@@ -423,16 +468,19 @@ def _gains(queries, window, paths, target, link_speed, limit):
         if lat is None or lat.get("rtt") is None:
             continue
         ipv = p["ip_version"] or 4
-        std = mathis(mss_for(1500, ipv), lat["rtt"], lat["loss"])
-        jum = mathis(mss_for(target, ipv), lat["rtt"], lat["loss"])
+        rtt, loss = lat["rtt"], lat["loss"]
+        std = mathis(mss_for(1500, ipv), rtt, loss)
+        jum = mathis(mss_for(target, ipv), rtt, loss)
         cap_std = min(std, link_speed) if std is not None else link_speed
         cap_jum = min(jum, link_speed) if jum is not None else link_speed
-        items.append({"source": p["source"], "dest": p["dest"], "ip_version": ipv,
-                      "rtt": lat["rtt"], "loss": lat["loss"], "mathis_standard": std,
-                      "mathis_jumbo": jum, "expected_gain": cap_jum / cap_std,
-                      "capable": p["capable"]})
-    items.sort(key=lambda g: (-g["expected_gain"], g["source"], g["dest"]))
-    expected = {"paths": len(items), "link_speed": link_speed,
-                "summary": _quantiles([g["expected_gain"] for g in items]),
-                "histogram": histogram([g["expected_gain"] for g in items]), "items": items[:limit]}
+        gain = cap_jum / cap_std
+        values.append(gain)
+        items.append((-gain, p["source"], p["dest"], ipv, rtt, loss, std, jum, p["capable"]))
+    items.sort(key=lambda t: t[:3])
+    items = [{"source": t[1], "dest": t[2], "ip_version": t[3], "rtt": t[4], "loss": t[5],
+              "mathis_standard": t[6], "mathis_jumbo": t[7], "expected_gain": -t[0],
+              "capable": t[8]} for t in items[:limit]]
+    expected = {"paths": len(values), "link_speed": link_speed,
+                "summary": _quantiles(values),
+                "histogram": histogram(values), "items": items}
     return gains, expected

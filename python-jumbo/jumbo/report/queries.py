@@ -57,7 +57,7 @@ class Queries(object):
         raise NotImplementedError
 
     def trend(self, window, target, interval):
-        """List of dicts {bucket, results, paths, capable, configured, blackholes}: counts of
+        """List of dicts {bucket, results, capable, configured, blackholes}: counts of
         results in each day/week bucket in each state (capable = state jumbo)."""
         raise NotImplementedError
 
@@ -67,8 +67,9 @@ class Queries(object):
         raise NotImplementedError
 
     def latency(self, window):
-        """Mean RTT (s) and loss (fraction) per directed path from latency results: list of
-        dicts {source, dest, source_ip, dest_ip, rtt, loss, samples}."""
+        """RTT (s) and loss (fraction) per directed path from latency results (the newest in
+        the window; averaged per address pair for perfSONAR's own Logstash documents): list
+        of dicts {source, dest, source_ip, dest_ip, rtt, loss, samples}."""
         raise NotImplementedError
 
     def history(self, window, target, interval, limit, flap, latest):

@@ -23,6 +23,7 @@ import http.client
 import json
 import math
 import socket
+import threading
 import urllib.parse
 
 from .errors import ReportError, StoreDown
@@ -81,7 +82,8 @@ class OpenSearchQueries(Queries):
                                urllib.parse.unquote(parts.password or ""))
             self.auth = "Basic " + base64.b64encode(creds.encode()).decode()
         self.display = "%s://%s:%d%s" % (self.scheme, self.host, self.port, self.base)
-        self.conn = None
+        self._local = threading.local()
+        self._all = []
         status, body = self.request("GET", "/")
         if status != 200:
             raise StoreDown("OpenSearch at %s answered HTTP %d" % (self.display, status))
@@ -103,16 +105,19 @@ class OpenSearchQueries(Queries):
             headers["Content-Type"] = "application/json"
         for attempt in (1, 2):
             try:
-                if self.conn is None:
-                    self.conn = self._connect()
-                self.conn.request(method, self.base + path, body=data, headers=headers)
-                resp = self.conn.getresponse()
+                conn = getattr(self._local, "conn", None)
+                if conn is None:
+                    conn = self._local.conn = self._connect()
+                    self._all.append(conn)
+                conn.request(method, self.base + path, body=data, headers=headers)
+                resp = conn.getresponse()
                 raw = resp.read()
                 break
             except (OSError, http.client.HTTPException) as err:
-                if self.conn is not None:
-                    self.conn.close()
-                self.conn = None
+                conn = getattr(self._local, "conn", None)
+                if conn is not None:
+                    conn.close()
+                self._local.conn = None
                 if attempt == 2 or isinstance(err, (ConnectionRefusedError, socket.gaierror)):
                     raise StoreDown("cannot reach OpenSearch at %s: %s" % (self.display, err))
         try:
@@ -138,8 +143,9 @@ class OpenSearchQueries(Queries):
         return parsed
 
     def close(self):
-        if self.conn is not None:
-            self.conn.close()
+        for conn in self._all:
+            conn.close()
+        self._all = []
 
     # -- helpers ----------------------------------------------------------------------------
     def _range(self, window, field="jumbo.start"):
@@ -239,7 +245,6 @@ class OpenSearchQueries(Queries):
                                "calendar_interval": "1w" if interval == "week" else "1d",
                                "format": "yyyy-MM-dd", "min_doc_count": 1},
             "aggs": {
-                "paths": {"cardinality": {"field": "jumbo.path", "precision_threshold": 40000}},
                 "capable": {"filter": states["jumbo"]},
                 "blackholes": {"filter": states["blackhole"]},
                 "configured": {"filter": {"range": {"jumbo.local_mtu": {"gte": target}}}},
@@ -247,7 +252,7 @@ class OpenSearchQueries(Queries):
         parsed = self.search(self.pmtu, body, "trend")
         if parsed is None:
             return []
-        return [{"bucket": b["key_as_string"], "results": b["doc_count"], "paths": b["paths"]["value"],
+        return [{"bucket": b["key_as_string"], "results": b["doc_count"],
                  "capable": b["capable"]["doc_count"], "configured": b["configured"]["doc_count"],
                  "blackholes": b["blackholes"]["doc_count"]}
                 for b in parsed["aggregations"]["t"]["buckets"]]
@@ -267,6 +272,18 @@ class OpenSearchQueries(Queries):
         return out
 
     def latency(self, window):
+        if not window.until:
+            # The jumbo archiver keeps the newest latency result per path in the latest index.
+            query = {"bool": {"filter": [{"term": {"test_type": "latency"}},
+                                         {"exists": {"field": "rtt"}}] + self._range(window, "start")}}
+            out = [{"source": h["_source"].get("source"), "dest": h["_source"].get("dest"),
+                    "source_ip": h["_source"].get("source_ip"), "dest_ip": h["_source"].get("dest_ip"),
+                    "rtt": h["_source"]["rtt"], "loss": h["_source"].get("loss") or 0.0, "samples": 1}
+                   for h in self._scan(self.latest_index, query,
+                                       ["path", "source", "dest", "source_ip", "dest_ip", "rtt", "loss"])]
+            if out:
+                return out
+        # perfSONAR's own latency documents (Logstash layout): averaged per address pair.
         query = {"bool": {"filter": self._range(window, "@timestamp")}}
         sources = [{"s": {"terms": {"field": "meta.source.ip"}}},
                    {"d": {"terms": {"field": "meta.destination.ip"}}}]

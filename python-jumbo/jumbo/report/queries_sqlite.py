@@ -19,6 +19,7 @@ The database is opened read-only, so a report never changes the store.
 import json
 import os
 import sqlite3
+import threading
 import urllib.parse
 
 from .errors import ReportError, StoreDown
@@ -61,7 +62,8 @@ class SqliteQueries(Queries):
         if not self.path or not os.path.exists(self.path):
             raise StoreDown("store not found: %s (no such file)" % self.path)
         try:
-            self.db = self._connect()
+            self._local = threading.local()
+            self._all = []
             self.table = self._find_table()
             self.columns = set(self._columns(self.table))
             tables = set(r[0] for r in self.db.execute(
@@ -72,10 +74,16 @@ class SqliteQueries(Queries):
         self.has_latest = self.has_path and "latest" in tables
         self.part = "path" if self.has_path else "source, dest, ip_version"
 
-    def _connect(self):
-        db = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(self.path)),
-                             uri=True, timeout=30)
-        db.execute("PRAGMA cache_size = -16000")
+    @property
+    def db(self):
+        """One read-only connection per thread: the model runs independent queries in parallel."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(self.path)),
+                                 uri=True, timeout=30, check_same_thread=False)
+            db.execute("PRAGMA cache_size = -4000")
+            self._local.db = db
+            self._all.append(db)
         return db
 
     def _columns(self, table):
@@ -116,13 +124,27 @@ class SqliteQueries(Queries):
             raise StoreDown("the store failed a query: %s" % err)
 
     def close(self):
-        self.db.close()
+        for db in self._all:
+            db.close()
+        self._all = []
 
     def _selected(self, prefix=""):
         return ", ".join(prefix + c if c in self.columns else "NULL" for c in LATEST_COLUMNS)
 
     # -- the questions ---------------------------------------------------------------------
     def count(self, window):
+        if not window.since and not window.until and "day" in self.columns:
+            # Covered by the (day, test_type) index; then only the first and last day's rows.
+            n, first_day, last_day = self._run(
+                "SELECT COUNT(*), MIN(day), MAX(day) FROM %s WHERE test_type = 'pmtu'"
+                % _quote(self.table))[0]
+            if not n:
+                return 0, None, None
+            first = self._run("SELECT MIN(start) FROM %s WHERE day = ? AND test_type = 'pmtu'"
+                              % _quote(self.table), (first_day,))[0][0]
+            last = self._run("SELECT MAX(start) FROM %s WHERE day = ? AND test_type = 'pmtu'"
+                             % _quote(self.table), (last_day,))[0][0]
+            return n, first, last
         where, args = self._where(window)
         row = self._run("SELECT COUNT(*), MIN(start), MAX(start) FROM %s %s"
                         % (_quote(self.table), where), args)[0]
@@ -151,13 +173,11 @@ class SqliteQueries(Queries):
                 row = list(row)
                 row[8] = bool(row[8])
                 row[13] = bool(row[13])
-                latest = Latest(*row)
-                if row[19] and state_of(latest, target) != "jumbo":
-                    try:
-                        row[19] = json.loads(row[19])
-                    except ValueError:
-                        row[19] = None
-                else:
+                # hops stay JSON text (parsed lazily, by localisation, where it needs them);
+                # dropped where the path carries the target.
+                if row[19] and row[12] != "blackhole" and row[18] != "blackhole" and not row[13] \
+                        and row[8] and row[10] is not None and row[10] >= target \
+                        and (row[17] is None or row[17] >= target):
                     row[19] = None
                 yield Latest(*row)
         except sqlite3.DatabaseError as err:
@@ -189,7 +209,7 @@ class SqliteQueries(Queries):
         # One pass: the trend per bucket, and per bucket the paths seen in another state than
         # their latest one (the only paths that can have changed).
         sql = (
-            "SELECT b, COUNT(*), COUNT(DISTINCT p), SUM(h.st = 'jumbo'), SUM(cfg), SUM(h.st = 'blackhole'), "
+            "SELECT b, COUNT(*), SUM(h.st = 'jumbo'), SUM(cfg), SUM(h.st = 'blackhole'), "
             "group_concat(CASE WHEN h.st != 'failed' AND h.st IS NOT l.st THEN p END, char(10)) FROM ("
             " SELECT %s AS b, %s AS p, %s AS cfg, %s AS st FROM %s %s"
             ") AS h LEFT JOIN temp.report_latest AS l ON l.path = h.p "
@@ -197,10 +217,10 @@ class SqliteQueries(Queries):
                                       state_sql(target), _quote(self.table), where))
         trend, candidates = [], set()
         for r in self._run(sql, args):
-            trend.append({"bucket": r[0], "results": r[1], "paths": r[2], "capable": r[3] or 0,
-                          "configured": r[4] or 0, "blackholes": r[5] or 0})
-            if r[6]:
-                candidates.update(r[6].split("\n"))
+            trend.append({"bucket": r[0], "results": r[1], "capable": r[2] or 0,
+                          "configured": r[3] or 0, "blackholes": r[4] or 0})
+            if r[5]:
+                candidates.update(r[5].split("\n"))
         self._run("DROP TABLE IF EXISTS temp.report_latest")
         return trend, self._changes(window, target, limit, flap, sorted(candidates), pathcol)
 
@@ -269,20 +289,27 @@ class SqliteQueries(Queries):
     def latency(self, window):
         if "rtt" not in self.columns:
             return []
-        clauses, args = ["test_type = 'latency'"], []
-        if "day" in self.columns:
-            # Through the (day, test_type) index: only latency rows are read.
-            clauses.append("day >= ?")
-            args.append((window.since or "")[:10])
-        if window.since:
-            clauses.append("start >= ?")
-            args.append(window.since)
-        if window.until:
-            clauses.append("start < ?")
-            args.append(window.until)
-        sql = ("SELECT source, dest, %s, %s, AVG(rtt), AVG(%s), COUNT(*) FROM %s WHERE %s "
-               "GROUP BY source, dest" % (self._col("source_ip"), self._col("dest_ip"),
-                                          self._col("loss", "0"), _quote(self.table),
-                                          " AND ".join(clauses)))
+        cols = "r.source, r.dest, %s, %s, r.rtt, %s" % (
+            "r." + self._col("source_ip"), "r." + self._col("dest_ip"),
+            "r." + self._col("loss") if "loss" in self.columns else "0")
+        if self.has_latest and not window.until:
+            # The newest latency result of each path (the latest table: no scan).
+            sql = ("SELECT %s, 1 FROM latest JOIN %s AS r ON r.id = latest.id "
+                   "WHERE latest.test_type = 'latency' AND r.rtt IS NOT NULL" % (cols, _quote(self.table)))
+            args = []
+            if window.since:
+                sql += " AND latest.start >= ?"
+                args.append(window.since)
+        else:
+            clauses, args = ["test_type = 'latency'", "rtt IS NOT NULL"], []
+            if window.since:
+                clauses.append("start >= ?")
+                args.append(window.since)
+            if window.until:
+                clauses.append("start < ?")
+                args.append(window.until)
+            sql = ("SELECT %s, 1 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) rn "
+                   "FROM %s WHERE %s) AS r WHERE rn = 1" % (cols, self.part, _quote(self.table),
+                                                           " AND ".join(clauses)))
         keys = ("source", "dest", "source_ip", "dest_ip", "rtt", "loss", "samples")
-        return [dict(zip(keys, r)) for r in self._run(sql, args) if r[4] is not None]
+        return [dict(zip(keys, r)) for r in self._run(sql, args)]

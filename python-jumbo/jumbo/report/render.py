@@ -106,8 +106,8 @@ def to_text(r):
     add("Trend per %s: capable share of results (DC26 50%%, DC28 99%%)" % t["interval"])
     for b in t["buckets"]:
         bar = "#" * int(round(40 * (b["capable_share"] or 0)))
-        add("  %s %7s %-40s %d results, %d paths, %d black-hole results"
-            % (b["bucket"], pct(b["capable_share"]), bar, b["results"], b["paths"], b["blackholes"]))
+        add("  %s %7s %-40s %d results, %d black-hole results"
+            % (b["bucket"], pct(b["capable_share"]), bar, b["results"], b["blackholes"]))
     add("")
     g = r["gains"]
     if g["summary"]:
@@ -169,7 +169,7 @@ def rows(r):
         for k in ("paths", "capable", "min_mtu", "max_mtu", "blackholes"):
             yield ("matrix", item, k, c[k])
     for b in r["trend"]["buckets"]:
-        for k in ("results", "paths", "capable", "configured", "blackholes", "capable_share",
+        for k in ("results", "capable", "configured", "blackholes", "capable_share",
                   "configured_share"):
             yield ("trend", b["bucket"], k, b[k])
     for name in ("gains", "expected_gains"):
