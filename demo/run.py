@@ -656,10 +656,13 @@ class Demo(object):
         say("   pairs measured:     %d of %d directed pairs between %d sites" % (
             len(measured), len(self.tasks), len(mesh.SITES)))
         if measured:
-            capable = _capable(measured)
+            capable, paths, source = _capable(measured), len(measured), "measured"
+            report = self.report_json or {}
+            if isinstance(report.get("capable_paths"), int) and report.get("paths"):
+                capable, paths, source = report["capable_paths"], report["paths"], "report"
             say("   jumbo-capable:      %d of %d paths (%.0f%%) carry 9000-byte packets both ways "
-                "with no black hole (DC26 target 50%%, DC28 99%%)" % (
-                    capable, len(measured), 100.0 * capable / len(measured)))
+                "with no black hole (%s; DC26 target 50%%, DC28 99%%)" % (
+                    capable, paths, 100.0 * capable / paths, source))
             forward = [t for t in measured if t.result.get("jumbo")]
             say("                       (%d of %d carry 9000 in the measured direction: the "
                 "reverse path or a black hole stops the rest)" % (len(forward), len(measured)))
