@@ -13,20 +13,17 @@ its own border network. Between them they show the cases the suite exists to fin
     tokyo   a long, lossy path: four routers out, ~2 % random loss each way, jumbo end to end
             (the lab kernel has no netem, so "long" is hops, not delay)
 
-              cern                         desy
-               | 9000                       | 1500
-            cern-gw                      desy-gw
-               | 9000                       | 9000
-    tokyo - tk1 - tk2* - tk3 ---------- core ----------- nik-spine -8950- nik-leaf - nikhef
-     (9000, tk2 drops ~2 %)          /  |  \    \
-                                    /   |   \    bnl-alt (1500 to core: the way back to bnl)
-                       ral-a2 ral-b2*   |    \        |
-                         |    8950|     |     bnl-gw -+
-                       ral-a1 ral-b1*   |        |
-                           \   /        |       bnl
-                           ral-gw       (* drops PTB / loss)
-                             |
-                            ral
+Links and their MTUs (`=` marks where something goes wrong):
+
+    cern   -9000- cern-gw  -9000- core
+    desy   -1500- desy-gw  -9000- core
+    nikhef -9000- nik-leaf =8950= nik-spine -9000- core         (PTBs sent)
+    ral    -9000- ral-gw, then two equal-cost members to core:
+               a: ral-gw -9000- ral-a1 -9000- ral-a2 -9000- core
+               b: ral-gw -9000- ral-b1 =8950= ral-b2 -9000- core  (ral-b1, ral-b2 drop PTBs)
+    bnl    -9000- bnl-gw   -9000- core                          (the way out)
+                  bnl-gw   -9000- bnl-alt =1500= core           (the way back in)
+    tokyo  -9000- tk1 -9000- tk2 -9000- tk3 -9000- core         (tk2 drops ~2 %)
 
 The truth of every directed pair (path MTU, PMTUD verdict, where the black hole is)
 comes from `Topology.truth`, so what the demo checks against cannot drift from what it builds.
@@ -147,9 +144,16 @@ def node_of(topology, ip):
     return None
 
 
+PICTURE = [line[4:] for line in __doc__.splitlines()
+           if line.startswith("    ") and " -9000- " in line or "a: ral" in line
+           or "b: ral" in line]
+
+
 def describe(topology):
-    """Printable lines: the sites and what each one is for."""
+    """Printable lines: the sites and what each one is for, then the links."""
     lines = []
     for name, (what, look) in SITES.items():
-        lines.append("  %-7s %-8s %s" % (name, topology.address(name), what))
+        lines.append("  %-7s %-11s %s" % (name, topology.address(name), what))
+    lines.append("")
+    lines.extend("  " + line for line in PICTURE)
     return lines

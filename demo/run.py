@@ -131,7 +131,7 @@ class Demo(object):
             self.lab = lab
             self.say("   sites (host names resolve inside the lab):")
             for line in mesh.describe(self.topology):
-                self.say(line)
+                self.say(" " + line if line else "")
             self.say("   built in %.1fs, namespaces prefixed %s-" % (
                 time.monotonic() - self.t0, lab.prefix))
             self.stage(2, "Measuring %d directed pairs (%s at a time, tool as user jumbotest)"

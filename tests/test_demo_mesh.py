@@ -42,6 +42,17 @@ def test_truth_covers_every_case_the_demo_promises():
     assert set(mesh.pairs(topo, quick=True)) <= set(truth)
 
 
+def test_the_printed_picture_matches_the_topology():
+    import re
+    mesh, topo = _mesh()
+    seen = 0
+    for line in mesh.PICTURE:
+        for a, mtu, b in re.findall(r"(?<![\w-])(?=([\w-]+)\s+[-=](\d+)[-=]\s+([\w-]+))", line):
+            assert topo.link_between(a, b).mtu == int(mtu), line
+            seen += 1
+    assert seen == len(topo.links)
+
+
 def _ping_df(lab, source, dest, ip_size, version=4):
     header = 20 if version == 4 else 40
     argv = ["ping", "-%d" % version, "-n", "-c", "1", "-W", "1", "-M", "do",
