@@ -47,9 +47,19 @@ def measurement(topology, source, dest, result, spec):
                                 hole.get("ttl"), hole.get("ip"), router,
                                 truth["blackhole-ttl"], truth["blackhole-router"])))
     if spec.get("reverse"):
+        back = mesh.expected(topology, dest, source, spec.get("target-mtu", mesh.TARGET_MTU))
         got = result.get("reverse-path-mtu")
-        checks.append(Check(label + " reverse-path-mtu", got == truth["reverse-path-mtu"],
-                            "measured %s, truth %s" % (got, truth["reverse-path-mtu"])))
+        checks.append(Check(label + " reverse-path-mtu", got == back["path-mtu"],
+                            "measured %s, truth %s" % (got, back["path-mtu"])))
+        if "reverse-pmtud" in result:
+            got = result.get("reverse-pmtud")
+            checks.append(Check(label + " reverse-pmtud", got == back["pmtud"],
+                                "measured %s, truth %s" % (got, back["pmtud"])))
+        flows = [f for f in result.get("reverse-flows") or [] if isinstance(f, dict)]
+        mtus = sorted(set(f.get("path-mtu") for f in flows if f.get("path-mtu") is not None))
+        if mtus:
+            checks.append(Check(label + " reverse flows", set(mtus) <= set(back["member-mtus"]),
+                                "per-flow MTUs %s, members %s" % (mtus, back["member-mtus"])))
     return checks
 
 
