@@ -16,6 +16,7 @@ Verdicts:
 """
 
 import copy
+import re
 
 from . import validate as validation
 
@@ -95,10 +96,26 @@ def _ptb(entry):
             "useful": bool(entry.get("useful")), "count": entry.get("count") or 1}
 
 
+CORE_FIELDS = ("schema", "succeeded", "error", "diags", "path-mtu", "target-mtu")
+
+
 def _checked(result):
-    valid, error = validation.check_result(result)
-    if valid:
-        return result
+    """The result if it matches the schema. Otherwise the offending top-level member is
+    dropped (and named in diags), so one malformed detail never hides the measurement."""
+    dropped = []
+    for _ in range(8):
+        valid, error = validation.check_result(result)
+        if valid:
+            if dropped:
+                result["diags"] = _join(result.get("diags") or "",
+                                        "left out of the result: %s" % "; ".join(dropped))
+            return result
+        match = re.match(r"^At /([^/:]+)", error or "")
+        field = match.group(1) if match else None
+        if field is None or field in CORE_FIELDS or field not in result:
+            break
+        del result[field]
+        dropped.append("%s (%s)" % (field, error))
     broken = _base({"target-mtu": result.get("target-mtu", 9000)})
     broken["error"] = "internal error: the result does not match its schema (%s)" % error
     broken["diags"] = result.get("diags") or ""

@@ -62,12 +62,13 @@ class RunError(Exception):
     """A run cannot go on; the text is for the operator."""
 
 
-class _Deadline(Exception):
-    pass
+class _Deadline(BaseException):
+    """The slot's end (SIGALRM). A BaseException, so that no `except Exception` in a phase
+    swallows it."""
 
 
-class _Terminated(Exception):
-    pass
+class _Terminated(BaseException):
+    """SIGTERM (the runner's kill)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -427,10 +428,19 @@ def _run_source(run):
             _sleep_until(run.start + START_WAIT)
             path_mtu = forward.get("path-mtu") if forward else None
             if run.full.get("reverse"):
-                reverse = _reverse(run, peer, dest_ip, version, path_mtu)
+                try:
+                    reverse = _reverse(run, peer, dest_ip, version, path_mtu)
+                except Exception as err:  # noqa: BLE001 - keep the forward answer
+                    reverse = {"error": "reverse phase failed: %s: %s"
+                               % (type(err).__name__, err)}
             if run.full.get("throughput") is not None:
-                throughput = _throughput(run, peer, dest_ip, version, forward, path_mtu)
-            if not run.full.get("reverse"):
+                try:
+                    throughput = _throughput(run, peer, dest_ip, version, forward, path_mtu)
+                except Exception as err:  # noqa: BLE001 - keep the forward answer
+                    throughput = {"runs": [], "verdict": "failed", "skipped": None,
+                                  "error": "throughput phase failed: %s: %s"
+                                  % (type(err).__name__, err)}
+            if not run.full.get("reverse") and isinstance(peer.get("reflector-port"), int):
                 # Tell p1's reflector we are done (its STATUS answer carries its report).
                 goodbye = reflector.say_goodbye(dest_ip, peer.get("reflector-port"),
                                                 peer.get("_token") or "0" * 32, version,
