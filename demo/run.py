@@ -536,6 +536,9 @@ class Demo(object):
                     self.say("     MISMATCH %s: %s" % (check.what, check.detail))
         if len(exact) != len(measured) or not measured:
             ok = False
+        if len(exact) != len(measured):
+            self.say("     (MISMATCH: the measurement disagrees with what the lab was built to "
+                     "be: a fault of the suite, not of a network)")
         if len(measured) != len(self.tasks):
             self.say("   %d of %d pairs have no measurement" % (len(self.tasks) - len(measured),
                                                              len(self.tasks)))
@@ -667,7 +670,11 @@ class Demo(object):
             say("                       (%d of %d carry 9000 in the measured direction: the "
                 "reverse path or a black hole stops the rest)" % (len(forward), len(measured)))
             holes = [t for t in measured if t.result.get("pmtud") == "blackhole"]
-            say("   black holes:        %d paths where big packets vanish silently:" % len(holes))
+            real = [t for t in measured if mesh.expected(
+                self.topology, t.source, t.dest)["pmtud"] == "blackhole"]
+            say("   black holes:        %d paths where big packets vanish silently%s" % (
+                len(holes), ":" if len(holes) == len(real) else
+                " (the lab has %d: the self-check above lists the difference):" % len(real)))
             for task in holes:
                 hole = task.result.get("blackhole") or {}
                 truth = mesh.expected(self.topology, task.source, task.dest)
