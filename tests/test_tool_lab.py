@@ -57,13 +57,19 @@ def test_source_only_run_finds_the_cern_black_hole(lab_factory):
 def test_two_participants_measure_an_asymmetric_reverse_path(lab_factory, version):
     lab = lab_factory("asymmetric")
     forward, backward = lab.truth("src", "dst"), lab.truth("dst", "src")
-    spec = {"schema": 1, "dest": lab.address("dst", version), "reverse": True}
+    # src is multi-homed here: the spec's source (its address towards r2, not its first one)
+    # must be where the reverse probes come from and where the dest's replies go.
+    topo = lab.topology
+    source = str(topo.link_address(topo.link_between("src", "r2"), "src", version))
+    spec = {"schema": 1, "dest": lab.address("dst", version), "reverse": True,
+            "source": source}
     outcome = harness.run_tool_participants(
         "jumbocheck", spec, [_place(lab, "src"), _place(lab, "dst")], start_in=1.0)
     _assert_within_slot(outcome, 1.0)
     merged = _check(outcome.merged)
     assert merged["succeeded"] is True, merged
     assert merged["path-mtu"] == forward["path-mtu"] == 9000
+    assert merged["reverse"]["dest-stats"]["answered"] > 0
     assert merged["reverse-path-mtu"] == backward["path-mtu"] == 1500
     assert merged["reverse-pmtud"] == backward["pmtud"] == "not-needed"
     assert merged["reverse-local-mtu"] == 1500
@@ -74,6 +80,7 @@ def test_two_participants_measure_an_asymmetric_reverse_path(lab_factory, versio
     dest = outcome.results[1]
     assert dest["succeeded"] is True
     assert dest["result"]["reflector"]["stats"]["rejected"] == 0
+    assert dest["result"]["reflector"]["peers"] == [source]
 
 
 def _reverse_blackhole():

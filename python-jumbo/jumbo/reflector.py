@@ -468,7 +468,7 @@ class Reflector(object):
 
 
 class _Client(object):
-    def __init__(self, address, port, key, version, forward_mtu):
+    def __init__(self, address, port, key, version, forward_mtu, source=None):
         self.address = (address, port)
         self.key = key
         self.version = version
@@ -484,6 +484,13 @@ class _Client(object):
         self.sock = socket.socket(family, socket.SOCK_DGRAM)
         self.sock.setblocking(False)
         _big_buffers(self.sock)
+        if source:
+            # The spec's source address: the reverse path measured is the one to it.
+            try:
+                self.sock.bind((source, 0))
+            except OSError:
+                self.sock.close()
+                raise
         if version == 6:
             # Requests may be fragmented, by us, to what the forward path really carries.
             self.sock.setsockopt(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DONT)
@@ -590,7 +597,7 @@ def _spread(low, high, count):
 
 
 def measure_reverse(address, port, token, version, forward_mtu=None, min_size=None,
-                    max_size=None, timeout=1.0, deadline=None, flows=1):
+                    max_size=None, timeout=1.0, deadline=None, flows=1, source=None):
     """Measure the reverse path MTU (dest -> here) with p1's reflector at address:port.
 
     `flows` searches run side by side, each from its own source port: on a reverse path with
@@ -617,7 +624,7 @@ def measure_reverse(address, port, token, version, forward_mtu=None, min_size=No
     clients = []
     try:
         for _ in range(max(1, min(int(flows or 1), MAX_FLOWS))):
-            clients.append(_Client(address, port, key, version, forward_mtu))
+            clients.append(_Client(address, port, key, version, forward_mtu, source))
     except OSError as err:
         for client in clients:
             client.close()

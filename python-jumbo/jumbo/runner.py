@@ -478,9 +478,21 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
                                          min_size=run.full.get("min-mtu"),
                                          max_size=run.full.get("max-mtu"),
                                          timeout=timeout, deadline=deadline,
-                                         flows=run.full.get("flows") or 1)
+                                         flows=run.full.get("flows") or 1,
+                                         source=_source_address(run.full, version))
     except ValueError as err:
         return {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "error": str(err)}
+
+
+def _source_address(spec, version):
+    """The spec's `source` as an address of the probing family, or None."""
+    source = spec.get("source")
+    if not source:
+        return None
+    try:
+        return _resolve(source, version)[0]
+    except RunError:
+        return None
 
 
 def _throughput(run, peer, dest_ip, version, forward, path_mtu):
