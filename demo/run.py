@@ -11,7 +11,6 @@ import uuid
 
 from . import checks, mesh, parts
 
-RS = "\x1e"
 # Seconds between scheduling a run and its start: covers starting every participant's `run`.
 START_IN = 2.0
 # Pairs that also measure the reverse path (the far end takes part): the asymmetric site

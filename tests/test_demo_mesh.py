@@ -2,8 +2,6 @@
 
 import subprocess
 
-import pytest
-
 from conftest import needs_lab
 
 
