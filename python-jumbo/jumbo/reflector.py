@@ -89,6 +89,7 @@ MAX_FLOWS = 8             # reverse flows searched side by side (distinct source
 PACE_BYTES = 48000        # requests sent back to back before a short pause
 PACE_PAUSE = 0.002
 STATUS_TRIES = 4
+STATUS_GRACE = 1.0        # the reflector answers STATUS retries this long after the first
 STATUS_SIZE = 4000        # STATUS requests are padded so the JSON answer may be this large
 DEFAULT_MAX_SIZE = 9216   # largest reply size tried when the spec has no max-mtu
 PLATEAUS = (1280, 1500, 4470, 8950, 9000, 9216)
@@ -238,6 +239,7 @@ class Reflector(object):
         self.volume = TokenBucket(RATE_BYTES, BURST_BYTES)
         self.seen = set()
         self.done = threading.Event()
+        self.done_at = None
         self.stats = {"requests": 0, "answered": 0, "rejected": 0, "replayed": 0,
                       "rate-limited": 0, "too-large": 0, "local-limit": 0, "errors": 0}
         self.ptb = []
@@ -301,7 +303,11 @@ class Reflector(object):
         """Answer requests until `deadline` (time.monotonic()) or p0's STATUS."""
         by_fd = {sock.fileno(): (version, sock) for version, sock in self.sockets.items()}
         try:
-            while not self.done.is_set():
+            while True:
+                if self.done.is_set():
+                    # Stay a moment for STATUS retries (our answer may have been lost).
+                    if self.done_at is None or time.monotonic() > self.done_at + STATUS_GRACE:
+                        break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -383,6 +389,8 @@ class Reflector(object):
             reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce)
         elif kind == STATUS:
             reply = self._status_reply(seq, nonce, received - overhead, body)
+            if self.done_at is None:
+                self.done_at = time.monotonic()
             self.done.set()
         else:
             self.stats["rejected"] += 1
