@@ -72,9 +72,16 @@ def test_quick_demo_runs_end_to_end_and_checks_itself(tmp_path):
         rows = connection.execute(
             "select source, dest, path_mtu, pmtud from results where test_type = 'pmtu'"
         ).fetchall()
+        # Site labels came in through the task reference, as pSConfig templates set them.
+        sites = connection.execute("select source_site, dest_site from results").fetchall()
     finally:
         connection.close()
     assert sorted((r[0], r[1]) for r in rows) == sorted(quick)
+    assert sorted(sites) == sorted(quick)
+    # Progress while it ran: every pair announced with its phases, then its answer.
+    for number in range(1, len(quick) + 1):
+        assert "[%2d/%d]" % (number, len(quick)) in output
+    assert "1500/9000 throughput" in output and "jumbo gain x" in output
     # ... and they agree with the lab's truth (the demo's own check, and ours).
     topology = mesh.build()
     for source, dest, path_mtu, pmtud in rows:
