@@ -75,6 +75,7 @@ def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
 
     done = set((s, d) for s, d, _ in measured)
     capable = 0
+    capable_pairs = set()
     for source, dest, reverse in measured:
         forward = truth(source, dest)
         ok = forward["jumbo"] and forward["pmtud"] != "blackhole"
@@ -82,11 +83,17 @@ def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
             back = truth(dest, source)
             ok = ok and back["jumbo"] and back["pmtud"] != "blackhole"
         capable += bool(ok)
+        if ok:
+            capable_pairs.add((source, dest))
     holes = sorted((s, d) for s, d, _ in measured if truth(s, d)["pmtud"] == "blackhole")
     paths = len(measured)
     sources = sorted(set(s for s, _, _ in measured))
     jumbo_hosts = [s for s in sources if topology.local_mtu(s) >= target_mtu]
+    volume = sum(mesh.volume_tb(s, d) for s, d in done)
+    used = sum(mesh.volume_tb(s, d) for s, d in capable_pairs)
     return {"paths": paths, "capable-paths": capable,
+            "used": (used / float(volume)) if volume else None,
+            "used-tb": used, "volume-tb": volume,
             "hosts": len(sources), "configured-hosts": len(jumbo_hosts),
             "configured": (len(jumbo_hosts) / float(len(sources))) if sources else None,
             "capable": (capable / float(paths)) if paths else None,

@@ -90,6 +90,18 @@ def build(loss_percent=LOSS_PERCENT):
                     description="six WLCG-like sites around one core router")
 
 
+# Traffic between the sites, TB per week (an illustration, WLCG-like: the Tier-0 exports
+# most, Tier-1s exchange more than Tier-2s). Read by the report as its volume matrix, so
+# the adoption share is also given weighted by traffic, as the DC26/DC28 targets are.
+_TIER = {"cern": 0, "ral": 1, "bnl": 1, "nikhef": 1, "desy": 2, "tokyo": 2}
+_VOLUME_BY_TIERS = {(0, 1): 120, (1, 0): 30, (0, 2): 40, (2, 0): 10, (1, 1): 25, (1, 2): 15,
+                    (2, 1): 8, (2, 2): 3}
+
+
+def volume_tb(source, dest):
+    return _VOLUME_BY_TIERS[(_TIER[source], _TIER[dest])]
+
+
 def sites(topology=None):
     return list(SITES)
 

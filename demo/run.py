@@ -486,6 +486,9 @@ class Demo(object):
             self.skip("report", "nothing was archived, so there is nothing to report on")
             return
         base = parts.report_command() + ["--store", self.store_url]
+        volumes = self._write_volumes()
+        if volumes:
+            base += ["--volumes", volumes]
         text = self._run_report(base + ["--format", "text"])
         if text is not None:
             for line in text.rstrip("\n").splitlines():
@@ -506,6 +509,20 @@ class Demo(object):
                     handle.write(raw)
             except ValueError:
                 self.fail("report", "jumbo-report --format json printed no JSON")
+
+    def _write_volumes(self):
+        """The traffic matrix (demo/mesh.py) between the sites measured, as the report's CSV."""
+        measured = [t for t in self.tasks if t.archived]
+        names = set(s for t in measured for s in t.pair)
+        path = os.path.join(self.out, "volumes.csv")
+        with open(path, "w") as handle:
+            handle.write("source_site,dest_site,bytes\n")
+            for source in mesh.SITES:
+                for dest in mesh.SITES:
+                    if source != dest and source in names and dest in names:
+                        handle.write("%s,%s,%d\n" % (source, dest,
+                                                      mesh.volume_tb(source, dest) * 10 ** 12))
+        return path
 
     def _run_report(self, argv):
         try:
@@ -618,6 +635,12 @@ class Demo(object):
             "%.3f" % capable if isinstance(capable, (int, float)) else capable,
             truth["capable"] or 0, truth["capable-paths"], truth["paths"],
             "ok" if good else "MISMATCH"))
+        used = report.get("used")
+        good = used is not None and truth["used"] is not None and abs(used - truth["used"]) < 1e-6
+        ok = ok and good
+        self.say("   report traffic-weighted share: %s, truth %.3f (%d of %d TB/week) %s" % (
+            "%.3f" % used if isinstance(used, (int, float)) else used, truth["used"] or 0,
+            truth["used-tb"], truth["volume-tb"], "ok" if good else "MISMATCH"))
         configured = report.get("configured")
         good = configured is not None and truth["configured"] is not None and \
             abs(configured - truth["configured"]) < 1e-6
