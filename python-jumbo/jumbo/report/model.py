@@ -46,9 +46,26 @@ class Path(object):
                  "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
                  "reverse_blackhole", "capable", "state", "failing", "succeeded", "row")
 
-    def __init__(self, *values):
-        for name, value in zip(self.__slots__, values):
-            setattr(self, name, value)
+    def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu, reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole, reverse_blackhole, capable, state, failing, succeeded, row):
+        self.source = source
+        self.dest = dest
+        self.ip_version = ip_version
+        self.source_site = source_site
+        self.dest_site = dest_site
+        self.start = start
+        self.path_mtu = path_mtu
+        self.reverse_path_mtu = reverse_path_mtu
+        self.reverse_known = reverse_known
+        self.local_mtu = local_mtu
+        self.pmtud = pmtud
+        self.partial = partial
+        self.blackhole = blackhole
+        self.reverse_blackhole = reverse_blackhole
+        self.capable = capable
+        self.state = state
+        self.failing = failing
+        self.succeeded = succeeded
+        self.row = row
 
     def __getitem__(self, name):
         return getattr(self, name)
@@ -178,7 +195,7 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
             bool(row.succeeded), row))
     del rows
     n_paths = len(paths)
-    n_capable = sum(1 for p in paths if p["capable"])
+    n_capable = sum(1 for p in paths if p.capable)
     hosts_cfg = sum(1 for v in host_mtu.values() if v[1] >= target)
 
     report = collections.OrderedDict()
@@ -195,19 +212,19 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     report["hosts"] = len(host_mtu)
     report["configured_hosts"] = hosts_cfg
     report["configured"] = _share(hosts_cfg, len(host_mtu))
-    report["reverse_unknown"] = sum(1 for p in paths if not p["reverse_known"])
+    report["reverse_unknown"] = sum(1 for p in paths if not p.reverse_known)
 
     # -- site pairs (matrix, traffic) -----------------------------------------------------
     pairs = {}
     for p in paths:
-        cell = pairs.setdefault((p["source_site"], p["dest_site"]), {
+        cell = pairs.setdefault((p.source_site, p.dest_site), {
             "paths": 0, "capable": 0, "min_mtu": None, "max_mtu": None, "blackholes": 0})
         cell["paths"] += 1
-        cell["capable"] += p["capable"]
-        if p["path_mtu"] is not None and p["succeeded"]:
-            cell["min_mtu"] = p["path_mtu"] if cell["min_mtu"] is None else min(cell["min_mtu"], p["path_mtu"])
-            cell["max_mtu"] = p["path_mtu"] if cell["max_mtu"] is None else max(cell["max_mtu"], p["path_mtu"])
-        cell["blackholes"] += p["blackhole"]
+        cell["capable"] += p.capable
+        if p.path_mtu is not None and p.succeeded:
+            cell["min_mtu"] = p.path_mtu if cell["min_mtu"] is None else min(cell["min_mtu"], p.path_mtu)
+            cell["max_mtu"] = p.path_mtu if cell["max_mtu"] is None else max(cell["max_mtu"], p.path_mtu)
+        cell["blackholes"] += p.blackhole
     site_names = sorted(set(s for pair in pairs for s in pair))
 
     traffic = None
@@ -225,14 +242,14 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     # -- black holes (the action list) ----------------------------------------------------
     blackholes = []
     for p in paths:
-        if not p["blackhole"]:
+        if not p.blackhole:
             continue
-        row = p["row"]
+        row = p.row
         blackholes.append(collections.OrderedDict([
-            ("source", p["source"]), ("dest", p["dest"]), ("ip_version", p["ip_version"]),
-            ("source_site", p["source_site"]), ("dest_site", p["dest_site"]),
-            ("partial", p["partial"]), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),
-            ("hop_ip", row.blackhole_ip), ("path_mtu", p["path_mtu"]), ("measured", p["start"]),
+            ("source", p.source), ("dest", p.dest), ("ip_version", p.ip_version),
+            ("source_site", p.source_site), ("dest_site", p.dest_site),
+            ("partial", p.partial), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),
+            ("hop_ip", row.blackhole_ip), ("path_mtu", p.path_mtu), ("measured", p.start),
         ]))
     by_hop = collections.Counter(b["hop_ip"] for b in blackholes if b["hop_ip"])
     blackholes.sort(key=lambda b: (-by_hop.get(b["hop_ip"], 0), b["partial"], b["hop_ip"] or "",
@@ -269,7 +286,7 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     report["changed_paths"] = ch["changed_paths"]
     report["total_changes"] = ch.get("total_changes")
     report["flapping"] = ch["flapping"]
-    report["failed_paths"] = sum(1 for p in paths if p["state"] == "failed")
+    report["failed_paths"] = sum(1 for p in paths if p.state == "failed")
     return report
 
 
@@ -297,9 +314,9 @@ def _sites(paths, host_mtu, site_names, target, traffic, n_paths):
     # Hosts proven jumbo-ready elsewhere: a capable path with a third site.
     proven = collections.defaultdict(set)  # host -> sites it has capable paths with
     for p in paths:
-        if p["capable"]:
-            proven[p["source"]].add(p["dest_site"])
-            proven[p["dest"]].add(p["source_site"])
+        if p.capable:
+            proven[p.source].add(p.dest_site)
+            proven[p.dest].add(p.source_site)
     volume = {}
     if traffic is not None:
         pass
@@ -311,25 +328,25 @@ def _sites(paths, host_mtu, site_names, target, traffic, n_paths):
         stats[site]["hosts"].add(host)
         stats[site]["host_mtu"].add(mtu)
     for p in paths:
-        s, d = stats[p["source_site"]], stats[p["dest_site"]]
-        s["hosts"].add(p["source"])
-        d["hosts"].add(p["dest"])
+        s, d = stats[p.source_site], stats[p.dest_site]
+        s["hosts"].add(p.source)
+        d["hosts"].add(p.dest)
         s["out_paths"] += 1
         d["in_paths"] += 1
-        s["out_capable"] += p["capable"]
-        d["in_capable"] += p["capable"]
+        s["out_capable"] += p.capable
+        d["in_capable"] += p.capable
         # The direction a site fails in: its outbound measurement or its inbound one.
-        if "out" in p["failing"]:
+        if "out" in p.failing:
             s["out_fail"] += 1
             d["in_fail"] += 1
-        s["pmtud"][p["pmtud"] or "unknown"] += 1
-        if p["blackhole"]:
+        s["pmtud"][p.pmtud or "unknown"] += 1
+        if p.blackhole:
             s["blackholes"] += 1
-            if p["dest_site"] != p["source_site"]:
+            if p.dest_site != p.source_site:
                 d["blackholes"] += 1
-        if not p["capable"]:
-            for me, other, other_site in ((p["source_site"], p["dest"], p["dest_site"]),
-                                          (p["dest_site"], p["source"], p["source_site"])):
+        if not p.capable:
+            for me, other, other_site in ((p.source_site, p.dest, p.dest_site),
+                                          (p.dest_site, p.source, p.source_site)):
                 if other_site == me:
                     continue
                 if proven[other] - {me, other_site}:
@@ -377,17 +394,17 @@ def _culprits(paths, target, minimum):
     hops = {}
     host_limited = 0
     for p in paths:
-        if p["capable"] or not p["succeeded"] and not p["blackhole"]:
+        if p.capable or not p.succeeded and not p.blackhole:
             continue
-        row = p["row"]
-        if p["local_mtu"] is not None and p["local_mtu"] < target and not p["blackhole"]:
+        row = p.row
+        if p.local_mtu is not None and p.local_mtu < target and not p.blackhole:
             host_limited += 1   # the source host itself is not configured: not a network hop
             continue
         culprit = None
         kind = None
-        if p["blackhole"] and row.blackhole_ip:
+        if p.blackhole and row.blackhole_ip:
             culprit, kind, mtu = row.blackhole_ip, "blackhole", None
-        elif "out" in p["failing"]:
+        elif "out" in p.failing:
             hops_list = row.hops
             if isinstance(hops_list, str):
                 try:
@@ -413,9 +430,9 @@ def _culprits(paths, target, minimum):
             entry["blackholes"] += 1
         elif mtu is not None:
             entry["mtu"] = mtu if entry["mtu"] is None else min(entry["mtu"], mtu)
-        entry["sites"].update((p["source_site"], p["dest_site"]))
+        entry["sites"].update((p.source_site, p.dest_site))
         if len(entry["examples"]) < 3:
-            entry["examples"].append("%s -> %s" % (p["source"], p["dest"]))
+            entry["examples"].append("%s -> %s" % (p.source, p.dest))
     out = []
     for e in hops.values():
         if e["paths"] >= minimum:
@@ -461,13 +478,13 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
     items = []
     values = []
     for p in paths:
-        if (p["source"], p["dest"]) in measured_keys:
+        if (p.source, p.dest) in measured_keys:
             continue
-        row = p["row"]
-        lat = latency.get((p["source"], p["dest"])) or latency.get(("ip", row.source_ip, row.dest_ip))
+        row = p.row
+        lat = latency.get((p.source, p.dest)) or latency.get(("ip", row.source_ip, row.dest_ip))
         if lat is None or lat.get("rtt") is None:
             continue
-        ipv = p["ip_version"] or 4
+        ipv = p.ip_version or 4
         rtt, loss = lat["rtt"], lat["loss"]
         std = mathis(mss_for(1500, ipv), rtt, loss)
         jum = mathis(mss_for(target, ipv), rtt, loss)
@@ -475,7 +492,7 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
         cap_jum = min(jum, link_speed) if jum is not None else link_speed
         gain = cap_jum / cap_std
         values.append(gain)
-        items.append((-gain, p["source"], p["dest"], ipv, rtt, loss, std, jum, p["capable"]))
+        items.append((-gain, p.source, p.dest, ipv, rtt, loss, std, jum, p.capable))
     items.sort(key=lambda t: t[:3])
     items = [{"source": t[1], "dest": t[2], "ip_version": t[3], "rtt": t[4], "loss": t[5],
               "mathis_standard": t[6], "mathis_jumbo": t[7], "expected_gain": -t[0],

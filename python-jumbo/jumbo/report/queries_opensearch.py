@@ -32,7 +32,6 @@ from .queries import Latest, Queries, state_of
 PAGE = 5000
 TIMEOUT = 60.0
 MAX_CHANGED_HISTORY = 5000     # paths whose history is read back to date their changes
-CANDIDATES = 10000             # most candidate paths per partition and field
 
 LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source_site",
                  "dest_site", "start", "succeeded", "error", "path_mtu", "local_mtu", "pmtud",
@@ -199,34 +198,52 @@ class OpenSearchQueries(Queries):
         if window.until:
             yield from self._latest_from_history(window, target)
             return
-        # The latest-per-path index: one document per path, read in pages, small fields only;
-        # the hops only for the paths that do not carry the target (localisation needs them).
+        # The latest-per-path index: one document per path, read with a scroll in index order,
+        # doc values only (no _source); the hops (only kept in _source, as ordered objects)
+        # only for the paths that do not carry the target: localisation needs them.
         query = {"bool": {"filter": [{"term": {"test_type": "pmtu"}}] + self._range(window, "start")}}
-        hops = {}
         not_jumbo = {"bool": {"filter": query["bool"]["filter"],
                               "must_not": [state_filters(target, prefix="")["jumbo"]]}}
-        for hit in self._scan(self.latest_index, not_jumbo, ["path", "hops"]):
-            hops[hit["_source"].get("path")] = hit["_source"].get("hops")
-        for hit in self._scan(self.latest_index, query, ["path"] + LATEST_SOURCE):
+        extra = {}
+        for hit in self._scroll(self.latest_index, not_jumbo, source=["path"] + FAILING_SOURCE):
             src = hit["_source"]
-            yield _latest(src, hops.get(src.get("path")), None)
+            extra[src.get("path")] = src
+        for f in self._scroll(self.latest_index, query, fields=["path"] + DOC_VALUES):
+            yield _latest_fields(f, extra.get(_one(f, "path")))
 
-    def _scan(self, index, query, fields):
-        after = None
-        while True:
-            body = {"size": PAGE, "query": query, "_source": fields, "sort": [{"path": "asc"}],
-                    "track_total_hits": False}
-            if after:
-                body["search_after"] = after
-            parsed = self.search(index, body, "latest")
-            if parsed is None:
-                return
-            hits = parsed["hits"]["hits"]
-            for hit in hits:
-                yield hit
-            if len(hits) < PAGE:
-                return
-            after = hits[-1]["sort"]
+    def _scroll(self, index, query, fields=None, source=None, size=10000):
+        """Every hit of `query` (scroll in index order): the doc-value `fields` of each, or
+        its `_source` restricted to `source`."""
+        body = {"size": size, "query": query, "sort": ["_doc"]}
+        if fields is not None:
+            body["_source"] = False
+            body["docvalue_fields"] = fields
+        else:
+            body["_source"] = source
+        keep = "hits.hits.fields" if fields is not None else "hits.hits._source"
+        status, parsed = self.request(
+            "POST", "/%s/_search?scroll=1m&ignore_unavailable=true&allow_no_indices=true"
+            "&filter_path=_scroll_id,%s" % (index, keep), body)
+        if status == 404:
+            return
+        if status != 200 or not isinstance(parsed, dict):
+            raise StoreDown("OpenSearch failed the latest-results query (HTTP %d)" % status)
+        scroll_id = parsed.get("_scroll_id")
+        try:
+            while True:
+                hits = parsed.get("hits", {}).get("hits", [])
+                for hit in hits:
+                    yield hit.get("fields", {}) if fields is not None else hit
+                if len(hits) < size or not scroll_id:
+                    return
+                status, parsed = self.request("POST", "/_search/scroll?filter_path=_scroll_id," + keep,
+                                              {"scroll": "1m", "scroll_id": scroll_id})
+                if status != 200 or not isinstance(parsed, dict):
+                    raise StoreDown("OpenSearch failed to continue a scroll (HTTP %d)" % status)
+                scroll_id = parsed.get("_scroll_id") or scroll_id
+        finally:
+            if scroll_id:
+                self.request("DELETE", "/_search/scroll", {"scroll_id": [scroll_id]})
 
     def _latest_from_history(self, window, target):
         aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}],
@@ -258,6 +275,19 @@ class OpenSearchQueries(Queries):
                 for b in parsed["aggregations"]["t"]["buckets"]]
 
     def gains(self, window):
+        if not window.until:
+            query = {"bool": {"filter": [{"exists": {"field": "gain"}}] + self._range(window, "start")}}
+            best = {}
+            for f in self._scroll(self.latest_index, query, fields=[
+                    "source", "dest", "ip_version", "gain", "throughput_standard", "throughput_jumbo",
+                    {"field": "start", "format": "strict_date_time_no_millis"}]):
+                item = {k: _one(f, k) for k in ("source", "dest", "ip_version", "gain",
+                                                "throughput_standard", "throughput_jumbo", "start")}
+                item["start"] = _iso_text(item["start"])
+                key = (item["source"], item["dest"], item["ip_version"])
+                if key not in best or item["start"] > best[key]["start"]:
+                    best[key] = item
+            return list(best.values())
         query = {"bool": {"filter": self._range(window) + [{"exists": {"field": "jumbo.gain"}}]}}
         aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}], "_source": [
             "jumbo.source", "jumbo.dest", "jumbo.ip_version", "jumbo.gain", "jumbo.throughput_standard",
@@ -276,11 +306,11 @@ class OpenSearchQueries(Queries):
             # The jumbo archiver keeps the newest latency result per path in the latest index.
             query = {"bool": {"filter": [{"term": {"test_type": "latency"}},
                                          {"exists": {"field": "rtt"}}] + self._range(window, "start")}}
-            out = [{"source": h["_source"].get("source"), "dest": h["_source"].get("dest"),
-                    "source_ip": h["_source"].get("source_ip"), "dest_ip": h["_source"].get("dest_ip"),
-                    "rtt": h["_source"]["rtt"], "loss": h["_source"].get("loss") or 0.0, "samples": 1}
-                   for h in self._scan(self.latest_index, query,
-                                       ["path", "source", "dest", "source_ip", "dest_ip", "rtt", "loss"])]
+            out = [{"source": _one(f, "source"), "dest": _one(f, "dest"),
+                    "source_ip": None, "dest_ip": None,
+                    "rtt": _one(f, "rtt"), "loss": _one(f, "loss") or 0.0, "samples": 1}
+                   for f in self._scroll(self.latest_index, query,
+                                         fields=["source", "dest", "rtt", "loss"])]
             if out:
                 return out
         # perfSONAR's own latency documents (Logstash layout): averaged per address pair.
@@ -307,37 +337,58 @@ class OpenSearchQueries(Queries):
         return out
 
     def changes(self, window, target, limit, flap):
-        # Candidates, found in the store without scripts (perfSONAR's OpenSearch has painless,
-        # a bare OpenSearch may not): paths where one of the fields that decide the state took
-        # more than one value in the window. Terms on the path ordered by the cardinality of
-        # that field put them first; the rest (one value, no change) is never returned.
-        card = self.search(self.pmtu, {"size": 0, "query": self._filter(window), "aggs": {
-            "n": {"cardinality": {"field": "jumbo.path", "precision_threshold": 40000}}}}, "paths")
-        n_paths = card["aggregations"]["n"]["value"] if card else 0
-        partitions = max(1, int(math.ceil(n_paths * 1.3 / 50000.0)))
-        not_failed = self._filter(window)
-        not_failed["bool"]["should"] = [{"term": {"jumbo.succeeded": True}},
-                                        state_filters(target)["blackhole"]]
-        not_failed["bool"]["minimum_should_match"] = 1
-        fields = ("path_mtu", "reverse_path_mtu", "pmtud", "reverse_pmtud", "partial")
-        candidates = set()
-        for part in range(partitions):
-            aggs = {}
-            for f in fields:
-                aggs[f] = {"terms": {"field": "jumbo.path", "size": CANDIDATES,
-                                     "include": {"partition": part, "num_partitions": partitions},
-                                     "order": {"v": "desc"}},
-                           "aggs": {"v": {"cardinality": {"field": "jumbo." + f}}}}
-            parsed = self.search(self.pmtu, {"size": 0, "query": not_failed, "aggs": aggs},
-                                 "changed paths")
-            if not parsed:
+        return self.history(window, target, "day", limit, flap, None)[1]
+
+    def history(self, window, target, interval, limit, flap, latest):
+        if latest is None:
+            latest = list(self.latest(window, target))
+        return self.trend(window, target, interval), self._changes(window, target, limit, flap, latest)
+
+    def _candidates(self, window, target, latest):
+        """Paths with a result in another state than their latest one, found in the store:
+        for each latest state X, the documents of the paths whose latest state is X that are
+        not in state X, aggregated on the path (composite). The largest group is written as
+        'none of the other paths' so the request stays small."""
+        groups = {}
+        for row in latest:
+            groups.setdefault(state_of(row, target), []).append(
+                "%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version))
+        if not groups:
+            return []
+        states = state_filters(target)
+        states["failed"] = {"bool": {"must_not": [states["jumbo"], states["standard"], states["blackhole"]]}}
+        biggest = max(groups, key=lambda k: len(groups[k]))
+        clauses = []
+        others = []
+        for st, paths in groups.items():
+            if st == biggest:
                 continue
-            for f in fields:
-                for bucket in parsed["aggregations"][f]["buckets"]:
-                    if bucket["v"]["value"] < 2:
-                        break
-                    candidates.add(bucket["key"])
-        changed = sorted(candidates)
+            others.extend(paths)
+            for i in range(0, len(paths), 60000):
+                clauses.append({"bool": {"filter": [{"terms": {"jumbo.path": paths[i:i + 60000]}}],
+                                         "must_not": [states[st]]}})
+        if len(others) <= 60000:
+            must_not = [states[biggest]]
+            if others:
+                must_not.append({"terms": {"jumbo.path": others}})
+            clauses.append({"bool": {"must_not": must_not}})
+        else:   # very large meshes: the biggest group spelled out in chunks too
+            paths = groups[biggest]
+            for i in range(0, len(paths), 60000):
+                clauses.append({"bool": {"filter": [{"terms": {"jumbo.path": paths[i:i + 60000]}}],
+                                         "must_not": [states[biggest]]}})
+        found = set()
+        for clause in clauses:
+            query = self._filter(window)
+            query["bool"]["filter"].append(clause)
+            query["bool"]["must_not"] = [states["failed"]]
+            for bucket in self._composite(self.pmtu, query, [{"p": {"terms": {"field": "jumbo.path"}}}],
+                                          {}, "changed paths"):
+                found.add(bucket["key"]["p"])
+        return sorted(found)
+
+    def _changes(self, window, target, limit, flap, latest):
+        changed = self._candidates(window, target, latest)
         # Date the changes: read back the history of the paths that changed (and only those).
         events, counts = [], {}
         for i in range(0, min(len(changed), MAX_CHANGED_HISTORY), 500):
@@ -355,7 +406,7 @@ class OpenSearchQueries(Queries):
                 if after:
                     body["search_after"] = after
                 parsed = self.search(self.pmtu, body, "change history")
-                hits = parsed["hits"]["hits"] if parsed else []
+                hits = parsed.get("hits", {}).get("hits", []) if parsed else []
                 for hit in hits:
                     src = hit["_source"]["jumbo"]
                     st = state_of(src, target)
@@ -401,6 +452,36 @@ def _iso_text(text):
     if text and text.endswith(".000Z"):
         return text[:-5] + "Z"
     return text
+
+
+# Read for every path (doc values: no _source decoding); the rest only for the paths that do
+# not carry the target (FAILING_SOURCE, from _source, with the ordered hops).
+DOC_VALUES = ["source", "dest", "ip_version", "source_site", "dest_site",
+              {"field": "start", "format": "strict_date_time_no_millis"}, "succeeded", "path_mtu",
+              "local_mtu", "pmtud", "partial", "reverse_path_mtu", "reverse_pmtud"]
+FAILING_SOURCE = ["source_ip", "dest_ip", "blackhole_ttl", "blackhole_ip", "blackhole_size", "hops"]
+
+
+def _one(fields, name):
+    value = fields.get(name)
+    return value[0] if value else None
+
+
+def _latest_fields(f, extra):
+    """A Latest from doc values (lists of one value each) and, for a path that does not carry
+    the target, its _source extras (addresses, black hole, hops)."""
+    get = f.get
+
+    def one(name):
+        v = get(name)
+        return v[0] if v else None
+    x = extra.get if extra else (lambda k: None)
+    return Latest(
+        one("source"), one("dest"), one("ip_version"), x("source_ip"), x("dest_ip"),
+        one("source_site"), one("dest_site"), _iso_text(one("start")), bool(one("succeeded")), None,
+        one("path_mtu"), one("local_mtu"), one("pmtud"), bool(one("partial")), x("blackhole_ttl"),
+        x("blackhole_ip"), x("blackhole_size"), one("reverse_path_mtu"), one("reverse_pmtud"),
+        x("hops"), None)
 
 
 def _latest(src, hops, results):
