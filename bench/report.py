@@ -166,6 +166,7 @@ def main(argv=None):
     p.add_argument("--format", default="json", choices=("json", "text", "csv", "html"))
     p.add_argument("--keep", action="store_true", help="keep the loaded data afterwards")
     p.add_argument("--sqlite-db", help="report on this already loaded SQLite store (skip loading)")
+    p.add_argument("--opensearch-prefix", help="report on this already loaded index prefix (skip loading)")
     args = p.parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
     stores = [s for s in args.stores.split(",") if s]
@@ -193,13 +194,17 @@ def main(argv=None):
                 subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "start"],
                                env=dict(os.environ, OPENSEARCH_PORT=port), check=True)
                 started_node = True
-            prefix = "bench%s_" % uuid.uuid4().hex[:6]
-            n, secs = load_opensearch(base, prefix, _mesh(args.hosts), args.results)
+            if args.opensearch_prefix:
+                prefix, n, secs = args.opensearch_prefix, 0, 0.0
+            else:
+                prefix = "bench%s_" % uuid.uuid4().hex[:6]
+                n, secs = load_opensearch(base, prefix, _mesh(args.hosts), args.results)
             url = "%s/?prefix=%s" % (base, prefix)
         else:
             print("bench report: unknown store %r" % store)
             return 2
-        print("  %-10s loaded %d records in %.1f s (%.0f/s)" % (store, n, secs, n / max(secs, 1e-9)))
+        if n:
+            print("  %-10s loaded %d records in %.1f s (%.0f/s)" % (store, n, secs, n / max(secs, 1e-9)))
         out = os.path.join(args.workdir, "report-%s.%s" % (store, args.format))
         run_report(url, args.format, out)          # warm the caches once, as a coordinator would
         secs, mb, status, err = run_report(url, args.format, out)
@@ -215,7 +220,7 @@ def main(argv=None):
         print("  %-10s report %.2f s (target < %.0f s), peak %.0f MB (target < %.0f MB) %s  %s%s"
               % (store, secs, TARGET_SECONDS, mb, TARGET_MB, "OK" if ok else "MISSED", summary,
                  ("\n    " + err.strip()) if err.strip() else ""))
-        if store == "opensearch" and not args.keep:
+        if store == "opensearch" and not args.keep and not args.opensearch_prefix:
             _http("%s/_data_stream/%s*" % (base, prefix), "DELETE")
             _http("%s/%s*" % (base, prefix), "DELETE")
             for name in ("jumbo_pscheduler_pmtu", "jumbo_pscheduler_other"):

@@ -40,6 +40,10 @@ class Options(object):
         self.culprit_min = int(culprit_min)
 
 
+FAILING = {(False, False): (), (True, False): ("out",), (False, True): ("in",),
+           (True, True): ("out", "in")}
+
+
 class Path(object):
     """One directed path's latest state (compact: there may be 100,000 of them)."""
     __slots__ = ("source", "dest", "ip_version", "source_site", "dest_site", "start", "path_mtu",
@@ -180,11 +184,7 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
             state = "failed"
         else:
             state = "standard"
-        failing = []
-        if not (fwd_ok and not fwd_bh):
-            failing.append("out")
-        if not rev_ok:
-            failing.append("in")
+        failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
         prev = host_mtu.get(row.source)
         if row.local_mtu is not None and (prev is None or row.start > prev[0]):
             host_mtu[row.source] = (row.start, row.local_mtu, ssite)
@@ -389,6 +389,22 @@ def _sites(paths, host_mtu, site_names, target, traffic, n_paths):
     return out
 
 
+def _hops(hops):
+    """[(ttl, ip, mtu)] from JSON text, a list of hop objects, or already tuples."""
+    if isinstance(hops, str):
+        try:
+            hops = json.loads(hops)
+        except ValueError:
+            return []
+    out = []
+    for h in hops or []:
+        if isinstance(h, dict):
+            out.append((h.get("ttl"), h.get("ip"), h.get("mtu")))
+        elif isinstance(h, (tuple, list)) and len(h) == 3:
+            out.append(tuple(h))
+    return out
+
+
 def _culprits(paths, target, minimum):
     """Hops shared by several failing paths: where the size drops or big packets vanish."""
     hops = {}
@@ -405,20 +421,14 @@ def _culprits(paths, target, minimum):
         if p.blackhole and row.blackhole_ip:
             culprit, kind, mtu = row.blackhole_ip, "blackhole", None
         elif "out" in p.failing:
-            hops_list = row.hops
-            if isinstance(hops_list, str):
-                try:
-                    hops_list = json.loads(hops_list)
-                except ValueError:
-                    hops_list = None
-            for hop in hops_list or []:
-                ip, hmtu = hop.get("ip"), hop.get("mtu")
+            hops_list = _hops(row.hops)
+            for _ttl, ip, hmtu in hops_list:
                 if hmtu is not None and hmtu < target and ip not in (None, row.source_ip, row.dest_ip):
                     culprit, kind, mtu = ip, "mtu", hmtu
                     break
             if culprit is None:
-                dest_limited = any(h.get("ip") == row.dest_ip and h.get("mtu") is not None
-                                   and h.get("mtu") < target for h in (hops_list or []))
+                dest_limited = any(ip == row.dest_ip and hmtu is not None and hmtu < target
+                                   for _ttl, ip, hmtu in hops_list)
                 if dest_limited:
                     host_limited += 1
         if culprit is None:
@@ -470,11 +480,13 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
     gains = {"paths": len(measured), "summary": _quantiles([g["gain"] for g in measured]),
              "histogram": histogram([g["gain"] for g in measured]), "items": measured[:limit]}
     latency = {}
-    for l in latency_rows:
-        if l.get("source") and l.get("dest"):
-            latency[(l["source"], l["dest"])] = l
-        if l.get("source_ip") and l.get("dest_ip"):
-            latency.setdefault(("ip", l["source_ip"], l["dest_ip"]), l)
+    for l in latency_rows:      # (source, dest, source_ip, dest_ip, rtt, loss, samples)
+        if l[4] is None:
+            continue
+        if l[0] and l[1]:
+            latency[(l[0], l[1])] = l
+        if l[2] and l[3]:
+            latency.setdefault(("ip", l[2], l[3]), l)
     items = []
     values = []
     for p in paths:
@@ -482,10 +494,10 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
             continue
         row = p.row
         lat = latency.get((p.source, p.dest)) or latency.get(("ip", row.source_ip, row.dest_ip))
-        if lat is None or lat.get("rtt") is None:
+        if lat is None:
             continue
         ipv = p.ip_version or 4
-        rtt, loss = lat["rtt"], lat["loss"]
+        rtt, loss = lat[4], lat[5] or 0.0
         std = mathis(mss_for(1500, ipv), rtt, loss)
         jum = mathis(mss_for(target, ipv), rtt, loss)
         cap_std = min(std, link_speed) if std is not None else link_speed

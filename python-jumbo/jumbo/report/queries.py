@@ -69,7 +69,7 @@ class Queries(object):
     def latency(self, window):
         """RTT (s) and loss (fraction) per directed path from latency results (the newest in
         the window; averaged per address pair for perfSONAR's own Logstash documents): list
-        of dicts {source, dest, source_ip, dest_ip, rtt, loss, samples}."""
+        of tuples (source, dest, source_ip, dest_ip, rtt, loss, samples)."""
         raise NotImplementedError
 
     def history(self, window, target, interval, limit, flap, latest):

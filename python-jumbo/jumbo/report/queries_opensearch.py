@@ -23,6 +23,7 @@ import http.client
 import json
 import math
 import socket
+import sys
 import threading
 import urllib.parse
 
@@ -306,9 +307,8 @@ class OpenSearchQueries(Queries):
             # The jumbo archiver keeps the newest latency result per path in the latest index.
             query = {"bool": {"filter": [{"term": {"test_type": "latency"}},
                                          {"exists": {"field": "rtt"}}] + self._range(window, "start")}}
-            out = [{"source": _one(f, "source"), "dest": _one(f, "dest"),
-                    "source_ip": None, "dest_ip": None,
-                    "rtt": _one(f, "rtt"), "loss": _one(f, "loss") or 0.0, "samples": 1}
+            out = [(_intern(_one(f, "source")), _intern(_one(f, "dest")), None, None,
+                    _one(f, "rtt"), _one(f, "loss") or 0.0, 1)
                    for f in self._scroll(self.latest_index, query,
                                          fields=["source", "dest", "rtt", "loss"])]
             if out:
@@ -331,9 +331,7 @@ class OpenSearchQueries(Queries):
                 loss = b["ploss"]["value"]
             if rtt is None:
                 continue
-            out.append({"source": None, "dest": None, "source_ip": b["key"]["s"],
-                        "dest_ip": b["key"]["d"], "rtt": rtt, "loss": loss or 0.0,
-                        "samples": b["doc_count"]})
+            out.append((None, None, b["key"]["s"], b["key"]["d"], rtt, loss or 0.0, b["doc_count"]))
         return out
 
     def changes(self, window, target, limit, flap):
@@ -477,11 +475,23 @@ def _latest_fields(f, extra):
         return v[0] if v else None
     x = extra.get if extra else (lambda k: None)
     return Latest(
-        one("source"), one("dest"), one("ip_version"), x("source_ip"), x("dest_ip"),
-        one("source_site"), one("dest_site"), _iso_text(one("start")), bool(one("succeeded")), None,
-        one("path_mtu"), one("local_mtu"), one("pmtud"), bool(one("partial")), x("blackhole_ttl"),
-        x("blackhole_ip"), x("blackhole_size"), one("reverse_path_mtu"), one("reverse_pmtud"),
-        x("hops"), None)
+        _intern(one("source")), _intern(one("dest")), one("ip_version"), _intern(x("source_ip")),
+        _intern(x("dest_ip")), _intern(one("source_site")), _intern(one("dest_site")),
+        _iso_text(one("start")), bool(one("succeeded")), None,
+        one("path_mtu"), one("local_mtu"), _intern(one("pmtud")), bool(one("partial")),
+        x("blackhole_ttl"), x("blackhole_ip"), x("blackhole_size"), one("reverse_path_mtu"),
+        _intern(one("reverse_pmtud")), _compact_hops(x("hops")), None)
+
+
+def _intern(text):
+    """Host, site and enum strings repeat across 100,000 paths: keep one copy of each."""
+    return sys.intern(text) if isinstance(text, str) else text
+
+
+def _compact_hops(hops):
+    if not hops:
+        return None
+    return [(h.get("ttl"), _intern(h.get("ip")), h.get("mtu")) for h in hops if isinstance(h, dict)]
 
 
 def _latest(src, hops, results):

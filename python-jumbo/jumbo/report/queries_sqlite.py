@@ -19,6 +19,7 @@ The database is opened read-only, so a report never changes the store.
 import json
 import os
 import sqlite3
+import sys
 import threading
 import urllib.parse
 
@@ -173,6 +174,9 @@ class SqliteQueries(Queries):
                 row = list(row)
                 row[8] = bool(row[8])
                 row[13] = bool(row[13])
+                for i in (0, 1, 3, 4, 5, 6, 12, 18):   # hosts, addresses, sites, enums repeat
+                    if row[i].__class__ is str:
+                        row[i] = sys.intern(row[i])
                 # hops stay JSON text (parsed lazily, by localisation, where it needs them);
                 # dropped where the path carries the target.
                 if row[19] and row[12] != "blackhole" and row[18] != "blackhole" and not row[13] \
@@ -311,5 +315,5 @@ class SqliteQueries(Queries):
             sql = ("SELECT %s, 1 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) rn "
                    "FROM %s WHERE %s) AS r WHERE rn = 1" % (cols, self.part, _quote(self.table),
                                                            " AND ".join(clauses)))
-        keys = ("source", "dest", "source_ip", "dest_ip", "rtt", "loss", "samples")
-        return [dict(zip(keys, r)) for r in self._run(sql, args)]
+        return [tuple(sys.intern(v) if v.__class__ is str else v for v in r)
+                for r in self._run(sql, args)]
