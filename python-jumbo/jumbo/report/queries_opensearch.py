@@ -206,11 +206,32 @@ class OpenSearchQueries(Queries):
         not_jumbo = {"bool": {"filter": query["bool"]["filter"],
                               "must_not": [state_filters(target, prefix="")["jumbo"]]}}
         extra = {}
-        for hit in self._scroll(self.latest_index, not_jumbo, source=["path"] + FAILING_SOURCE):
+        failure = []
+
+        def read_extras():      # in parallel with the main scan: OpenSearch serves both
+            try:
+                for hit in self._scroll(self.latest_index, not_jumbo, source=["path"] + FAILING_SOURCE):
+                    src = hit["_source"]
+                    extra[src.get("path")] = src
+            except BaseException as err:  # raised in the caller's thread below
+                failure.append(err)
+        thread = threading.Thread(target=read_extras, daemon=True)
+        thread.start()
+        rows = []
+        for hit in self._scroll(self.latest_index, query, source=["path"] + LATEST_FIELDS_READ):
             src = hit["_source"]
-            extra[src.get("path")] = src
-        for f in self._scroll(self.latest_index, query, fields=["path"] + DOC_VALUES):
-            yield _latest_fields(f, extra.get(_one(f, "path")))
+            rows.append((src.get("path"), _latest_source(src, None)))
+        thread.join()
+        if failure:
+            raise failure[0]
+        for path, row in rows:
+            more = extra.get(path)
+            if more:
+                row = row._replace(
+                    source_ip=_intern(more.get("source_ip")), dest_ip=_intern(more.get("dest_ip")),
+                    blackhole_ttl=more.get("blackhole_ttl"), blackhole_ip=more.get("blackhole_ip"),
+                    blackhole_size=more.get("blackhole_size"), hops=_compact_hops(more.get("hops")))
+            yield row
 
     def _scroll(self, index, query, fields=None, source=None, size=10000):
         """Every hit of `query` (scroll in index order): the doc-value `fields` of each, or
@@ -307,10 +328,9 @@ class OpenSearchQueries(Queries):
             # The jumbo archiver keeps the newest latency result per path in the latest index.
             query = {"bool": {"filter": [{"term": {"test_type": "latency"}},
                                          {"exists": {"field": "rtt"}}] + self._range(window, "start")}}
-            out = [(_intern(_one(f, "source")), _intern(_one(f, "dest")), None, None,
-                    _one(f, "rtt"), _one(f, "loss") or 0.0, 1)
-                   for f in self._scroll(self.latest_index, query,
-                                         fields=["source", "dest", "rtt", "loss"])]
+            out = [(_intern(h["_source"].get("source")), _intern(h["_source"].get("dest")), None, None,
+                    h["_source"].get("rtt"), h["_source"].get("loss") or 0.0, 1)
+                   for h in self._scroll(self.latest_index, query, source=["source", "dest", "rtt", "loss"])]
             if out:
                 return out
         # perfSONAR's own latency documents (Logstash layout): averaged per address pair.
@@ -452,11 +472,11 @@ def _iso_text(text):
     return text
 
 
-# Read for every path (doc values: no _source decoding); the rest only for the paths that do
-# not carry the target (FAILING_SOURCE, from _source, with the ordered hops).
-DOC_VALUES = ["source", "dest", "ip_version", "source_site", "dest_site",
-              {"field": "start", "format": "strict_date_time_no_millis"}, "succeeded", "path_mtu",
-              "local_mtu", "pmtud", "partial", "reverse_path_mtu", "reverse_pmtud"]
+# Read for every path; the rest only for the paths that do not carry the target
+# (FAILING_SOURCE, with the ordered hops).
+LATEST_FIELDS_READ = ["source", "dest", "ip_version", "source_site", "dest_site", "start",
+                      "succeeded", "path_mtu", "local_mtu", "pmtud", "partial", "reverse_path_mtu",
+                      "reverse_pmtud"]
 FAILING_SOURCE = ["source_ip", "dest_ip", "blackhole_ttl", "blackhole_ip", "blackhole_size", "hops"]
 
 
@@ -465,14 +485,10 @@ def _one(fields, name):
     return value[0] if value else None
 
 
-def _latest_fields(f, extra):
-    """A Latest from doc values (lists of one value each) and, for a path that does not carry
-    the target, its _source extras (addresses, black hole, hops)."""
-    get = f.get
-
-    def one(name):
-        v = get(name)
-        return v[0] if v else None
+def _latest_source(src, extra):
+    """A Latest from the latest index's _source and, for a path that does not carry the
+    target, its extras (addresses, black hole, hops)."""
+    one = src.get
     x = extra.get if extra else (lambda k: None)
     return Latest(
         _intern(one("source")), _intern(one("dest")), one("ip_version"), _intern(x("source_ip")),
