@@ -16,6 +16,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEST_PLUGIN = os.path.join(ROOT, "pscheduler-test-pmtu", "pmtu")
 TOOL_PLUGIN = os.path.join(ROOT, "pscheduler-tool-jumbocheck", "jumbocheck")
 ARCHIVER_PLUGIN = os.path.join(ROOT, "pscheduler-archiver-jumbo", "jumbo")
+# The tool runs as this user, as pScheduler runs tools as `pscheduler`.
+TOOL_USER = "jumbotest"
 
 for _path in (ROOT, os.path.join(ROOT, "python-jumbo")):
     if _path not in sys.path:
@@ -76,6 +78,13 @@ def survey():
         parts["harness"] = Part("plugin harness", True, "tests/harness.py")
     except Missing as err:
         parts["harness"] = Part("plugin harness", False, str(err))
+    try:
+        import pwd
+        pwd.getpwnam(TOOL_USER)
+        parts["user"] = Part("unprivileged user", True, TOOL_USER)
+    except KeyError:
+        parts["user"] = Part("unprivileged user", False,
+                             "no user %s (scripts/setup.sh creates it)" % TOOL_USER)
     problem = _executables(ARCHIVER_PLUGIN, ["data-is-valid", "archive"])
     parts["archiver"] = Part("jumbo archiver plugin", problem is None, problem or ARCHIVER_PLUGIN)
     try:

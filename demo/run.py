@@ -114,9 +114,10 @@ class Demo(object):
 
         self.stage(0, "What is there")
         self.parts = parts.survey()
-        for key in ("test", "tool", "harness", "archiver", "report"):
+        for key in ("test", "tool", "harness", "user", "archiver", "report"):
             part = self.parts[key]
-            self.say("   %-24s %s" % (part.name, "ok" if part.ok else "MISSING: " + part.detail))
+            self.say("   %-24s %s" % (part.name, ("ok" if key != "user" else "ok: " + part.detail)
+                                          if part.ok else "MISSING: " + part.detail))
         self.store_url = self._store_url()
         if self.store_url:
             self.say("   store                    %s" % self.store_url)
@@ -185,7 +186,7 @@ class Demo(object):
     # -- stage 2: measure -----------------------------------------------------------------------
 
     def _measure(self, lab):
-        for key in ("test", "tool", "harness"):
+        for key in ("test", "tool", "harness", "user"):
             if not self.parts[key].ok:
                 self.skip("measure", "%s is not available (%s): nothing can be measured"
                           % (self.parts[key].name, self.parts[key].detail))
@@ -294,7 +295,7 @@ class Demo(object):
         """One task through the harness: duration, participant-data, run on every participant
         with one start time, merged-results on the lead; as the server would, the tool as the
         unprivileged user jumbotest inside each site's namespace."""
-        places = [{"lab": lab, "node": _node(name), "user": "jumbotest"}
+        places = [{"lab": lab, "node": _node(name), "user": parts.TOOL_USER}
                   for name in task.participants]
         outcome = self.harness.run_tool_participants("jumbocheck", task.spec, places,
                                                      start_in=START_IN)
