@@ -210,10 +210,15 @@ def to_html(r):
             line += ', traffic <b class="%s">%s</b>' % (
                 "met" if s["traffic_met"] else "notmet", "met" if s["traffic_met"] else "not met")
         status.append("<li>%s</li>" % line)
+    limit = min(r.get("limit") or len(r["blackholes"]), 50)   # the culprits table groups the rest
     bh_rows = [(b["source"], b["dest"], b["source_site"], b["dest_site"], b["size"], b["hop_ttl"],
                 b["hop_ip"], "partial (per-flow)" if b["partial"] else "full", b["measured"])
-               for b in r["blackholes"]]
-    culprit_rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"], ", ".join(c["sites"]),
+               for b in r["blackholes"][:limit]]
+    bh_more = ("<p>... and %d more (all of them in the JSON and CSV output).</p>"
+               % (len(r["blackholes"]) - limit)) if len(r["blackholes"]) > limit else ""
+    culprit_rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"],
+                     ", ".join(c["sites"][:12]) + (" and %d more" % (len(c["sites"]) - 12)
+                                                   if len(c["sites"]) > 12 else ""),
                      "; ".join(c["examples"])) for c in r["culprits"]]
     site_rows = [(s["rank"], s["site"], s["hosts"], "/".join(str(m) for m in s["host_mtu"]),
                   "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
@@ -241,7 +246,7 @@ def to_html(r):
         "<ul>%s</ul>" % "".join(status),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
         _table(["source", "dest", "source site", "dest site", "size vanishing", "hop", "hop IP",
-                "kind", "measured"], bh_rows, lambda i: "bh") if bh_rows else "<p>None.</p>",
+                "kind", "measured"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
         '<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
         _table(["hop", "failing paths", "black holes", "MTU", "sites", "examples"], culprit_rows)
         if culprit_rows else "<p>No hop is shared by several failing paths.</p>",

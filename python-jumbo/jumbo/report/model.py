@@ -205,6 +205,7 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     report["window"] = {"since": window.since, "until": window.until, "first": first,
                         "last": last, "results": count}
     report["target_mtu"] = target
+    report["limit"] = opts.limit
     report["targets"] = collections.OrderedDict(TARGETS)
     report["paths"] = n_paths
     report["capable_paths"] = n_capable

@@ -53,7 +53,8 @@ def to_text(r):
             % r["reverse_unknown"])
     add("")
     add("Black holes: fix these first (%d)" % len(r["blackholes"]))
-    for b in r["blackholes"]:
+    shown = r["blackholes"][:r.get("limit") or len(r["blackholes"])]
+    for b in shown:
         add("  %s -> %s  [%s -> %s]  %s%s vanishes at hop %s %s"
             % (b["source"], b["dest"], b["source_site"], b["dest_site"],
                "size %s" % b["size"] if b["size"] else "large packets",
@@ -61,14 +62,18 @@ def to_text(r):
             + ("  (partial: some flows only)" if b["partial"] else ""))
     if not r["blackholes"]:
         add("  none")
+    elif len(shown) < len(r["blackholes"]):
+        add("  ... and %d more (all of them in the JSON and CSV output)"
+            % (len(r["blackholes"]) - len(shown)))
     add("")
     add("Likely culprits: hops shared by failing paths (%d)" % len(r["culprits"]))
     for c in r["culprits"]:
         what = "black hole on %d paths" % c["blackholes"] if c["blackholes"] else ""
         if c["mtu"] is not None:
             what = ("%s, " % what if what else "") + "MTU %d" % c["mtu"]
-        add("  %-18s %4d failing paths  %s  sites: %s" % (c["hop_ip"], c["paths"], what,
-                                                          ", ".join(c["sites"])))
+        sites = ", ".join(c["sites"][:6]) + (" and %d more" % (len(c["sites"]) - 6)
+                                              if len(c["sites"]) > 6 else "")
+        add("  %-18s %4d failing paths  %s  sites: %s" % (c["hop_ip"], c["paths"], what, sites))
     if r["host_limited"]:
         add("  %d failing paths are limited by an end host's own MTU (configuration, not a hop)"
             % r["host_limited"])
