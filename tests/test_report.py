@@ -445,3 +445,61 @@ def test_bad_input_is_a_clean_message(sqlite_url, tmp_path):
 def test_opensearch_empty_prefix_is_no_data(opensearch_url):
     proc = run_cli("--store", "%s/?prefix=none%s_" % (opensearch_url, uuid.uuid4().hex[:6]))
     assert proc.returncode == 4 and "no pmtu results" in proc.stderr
+
+
+# -- pScheduler results as the archiver receives them ----------------------------------------------
+
+def _envelopes():
+    """Archiver envelopes (the pScheduler result shape, jumbo.stores.samples): site labels come
+    from the task reference, as the pSConfig template fills them."""
+    from jumbo.stores import samples
+    hosts = {"A": "ps-a.cern.example", "B": "ps-b.desy.example", "C": "ps-c.ral.example"}
+    sites = {"A": "CERN", "B": "DESY", "C": "RAL"}
+    out = []
+
+    def pmtu(src, dst, minutes, **result):
+        spec = {"schema": 1, "source": hosts[src], "dest": hosts[dst], "ip-version": 4}
+        out.append(samples.envelope("pmtu", samples.pmtu_result(**result), spec, lead=hosts[src],
+                                    minutes=minutes, reference={"source-site": sites[src],
+                                                                "dest-site": sites[dst]}))
+    for minutes in (0, 360):
+        pmtu("A", "B", minutes, path_mtu=9000)
+        pmtu("B", "A", minutes, path_mtu=9000)
+        pmtu("C", "A", minutes, path_mtu=1500)
+    pmtu("A", "C", 0, path_mtu=9000)                      # then a black hole appears
+    pmtu("A", "C", 360, path_mtu=1500, pmtud="blackhole",
+         blackhole={"ttl": 2, "ip": "198.18.2.1", "size": 9000})
+    out.append(samples.latency_envelope(sent=1000, lost=10, source=hosts["A"], dest=hosts["B"]))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "opensearch"])
+def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
+    if kind == "sqlite":
+        url = "sqlite:///" + str(tmp_path / "envelopes.db")
+    else:
+        base = request.getfixturevalue("opensearch_url")
+        url = "%s/?prefix=env%s_" % (base, uuid.uuid4().hex[:8])
+    _load(url, _envelopes())
+    try:
+        r = build(url)
+        assert r["paths"] == 4 and r["capable_paths"] == 2 and r["capable"] == 0.5
+        assert [(b["source"], b["dest"], b["hop_ip"], b["size"]) for b in r["blackholes"]] == [
+            ("ps-a.cern.example", "ps-c.ral.example", "198.18.2.1", 9000)]
+        assert sorted(s["site"] for s in r["sites"]) == ["CERN", "DESY", "RAL"]
+        change = [(c["source"], c["from"], c["to"]) for c in r["changes"]]
+        assert change == [("ps-a.cern.example", "jumbo", "blackhole")]
+        expected = {(g["source"], g["dest"]): g for g in r["expected_gains"]["items"]}
+        ab = expected[("ps-a.cern.example", "ps-b.desy.example")]
+        assert ab["rtt"] == pytest.approx(0.010) and ab["loss"] == pytest.approx(0.01)
+        assert ab["expected_gain"] == pytest.approx(8960 / 1460.0)
+    finally:
+        if kind == "opensearch":
+            from jumbo.stores import open_store
+            store = open_store(url)
+            prefix = url.split("prefix=")[1]
+            store.request("DELETE", "/_data_stream/%s*" % prefix)
+            store.request("DELETE", "/%s*" % prefix)
+            for name, _ in store.templates():
+                store.request("DELETE", "/_index_template/" + name)
+            store.close()
