@@ -125,9 +125,6 @@ def _build_all(queries, opts):
     try:
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
-        rows = {}
-        for row in queries.latest(window, target):
-            rows[(row.source, row.dest, row.ip_version)] = row
         count, first, last = f_count.result()
         if not count:
             if window.since or window.until:
@@ -137,8 +134,17 @@ def _build_all(queries, opts):
                                  % (window.describe(), total))
             raise NoData("the store holds no pmtu results yet: nothing to report")
         interval = opts.interval or _interval(window, first, last)
-        f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
-                             list(rows.values()))
+        f_hist = None
+        if queries.history_self_contained(window):
+            # The store can find the latest states itself: start the long pass right away.
+            f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
+                                 None)
+        rows = {}
+        for row in queries.latest(window, target):
+            rows[(row.source, row.dest, row.ip_version)] = row
+        if f_hist is None:
+            f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
+                                 list(rows.values()))
         return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain)
     finally:
         pool.shutdown(wait=True)

@@ -72,6 +72,11 @@ class Queries(object):
         of tuples (source, dest, source_ip, dest_ip, rtt, loss, samples)."""
         raise NotImplementedError
 
+    def history_self_contained(self, window):
+        """True when history(..., latest=None) is cheap (the store computes the latest states
+        itself), so the model can start it before reading the latest results."""
+        return False
+
     def history(self, window, target, interval, limit, flap, latest):
         """(trend, changes) in one go; `latest` is the list of Latest rows already read, which
         lets a store find the paths that changed in the same pass as the trend."""

@@ -187,6 +187,9 @@ class SqliteQueries(Queries):
         except sqlite3.DatabaseError as err:
             raise StoreDown("the store failed a query: %s" % err)
 
+    def history_self_contained(self, window):
+        return self.has_latest and not window.until
+
     def trend(self, window, target, interval):
         return self.history(window, target, interval, 0, 3, None)[0]
 
@@ -201,15 +204,26 @@ class SqliteQueries(Queries):
         db = self.db
         self._run("DROP TABLE IF EXISTS temp.report_latest")
         self._run("CREATE TEMP TABLE report_latest (path TEXT PRIMARY KEY, st TEXT) WITHOUT ROWID")
-        if latest is None:
-            latest = list(self.latest(window, target))
-        suffix = "|pmtu" if self.has_path else ""
-        try:
-            db.executemany("INSERT OR REPLACE INTO temp.report_latest VALUES (?, ?)",
-                           (("%s|%s|%s%s" % (r.source, r.dest, r.ip_version, suffix), state_of(r, target))
-                            for r in latest))
-        except sqlite3.DatabaseError as err:
-            raise StoreDown("the store failed a query: %s" % err)
+        if latest is None and self.history_self_contained(window):
+            # The latest state of each path, computed by SQLite from the latest table.
+            sql = ("INSERT OR REPLACE INTO temp.report_latest SELECT latest.path, %s FROM latest "
+                   "JOIN %s AS r ON r.id = latest.id WHERE latest.test_type = 'pmtu'"
+                   % (state_sql(target), _quote(self.table)))
+            largs = []
+            if window.since:
+                sql += " AND latest.start >= ?"
+                largs.append(window.since)
+            self._run(sql, largs)
+        else:
+            if latest is None:
+                latest = list(self.latest(window, target))
+            suffix = "|pmtu" if self.has_path else ""
+            try:
+                db.executemany("INSERT OR REPLACE INTO temp.report_latest VALUES (?, ?)",
+                               (("%s|%s|%s%s" % (r.source, r.dest, r.ip_version, suffix),
+                                 state_of(r, target)) for r in latest))
+            except sqlite3.DatabaseError as err:
+                raise StoreDown("the store failed a query: %s" % err)
         # One pass: the trend per bucket, and per bucket the paths seen in another state than
         # their latest one (the only paths that can have changed).
         sql = (
