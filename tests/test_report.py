@@ -211,6 +211,10 @@ def test_traffic_weighted_share(sqlite_url, tmp_path):
     assert r["used"] == pytest.approx(expected)
     assert r["used"] != pytest.approx(r["capable"])          # never blended with the path share
     assert r["traffic"]["bytes"] == 1000
+    # Ranked by traffic unlocked: SITE-B's 300 bytes to SITE-A (all failing: B is at 1500) lead.
+    sites = {s["site"]: s for s in r["sites"]}
+    assert r["sites"][0]["site"] == "SITE-B"
+    assert sites["SITE-B"]["unlocked_traffic"] == pytest.approx(300 / 1000.0)
 
 
 def test_sites_file_instead_of_labels(tmp_path):

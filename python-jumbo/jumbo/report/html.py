@@ -222,7 +222,9 @@ def to_html(r):
                      "; ".join(c["examples"])) for c in r["culprits"]]
     site_rows = [(s["rank"], s["site"], s["hosts"], "/".join(str(m) for m in s["host_mtu"]),
                   "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
-                  s["fails"], s["pmtud"], "%d (%s)" % (s["unlocked_paths"], pct(s["unlocked"])))
+                  s["fails"], s["pmtud"], "%d (%s)%s" % (
+                      s["unlocked_paths"], pct(s["unlocked"]),
+                      "; %s of traffic" % pct(s["unlocked_traffic"]) if s["unlocked_traffic"] is not None else ""))
                  for s in r["sites"]]
     change_rows = [(c["start"], c["source"], c["dest"], c["from"], c["to"]) for c in r["changes"][:100]]
     flap_rows = [(f["source"], f["dest"], f["changes"], f["last_change"]) for f in r["flapping"][:100]]

@@ -264,7 +264,8 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     report["blackholes"] = blackholes
 
     # -- sites ----------------------------------------------------------------------------
-    report["sites"] = _sites(paths, host_mtu, site_names, target, traffic, n_paths)
+    report["sites"] = _sites(paths, host_mtu, site_names, target, traffic, n_paths,
+                             opts.volumes, pairs)
 
     # -- matrix ---------------------------------------------------------------------------
     report["matrix"] = {
@@ -317,19 +318,24 @@ def _traffic(volumes, pairs, site_names):
             "used": _share(capable, measured), "unmeasured": unmeasured_pairs}
 
 
-def _sites(paths, host_mtu, site_names, target, traffic, n_paths):
+def _sites(paths, host_mtu, site_names, target, traffic, n_paths, volumes=None, pairs=None):
     # Hosts proven jumbo-ready elsewhere: a capable path with a third site.
     proven = collections.defaultdict(set)  # host -> sites it has capable paths with
     for p in paths:
         if p.capable:
             proven[p.source].add(p.dest_site)
             proven[p.dest].add(p.source_site)
-    volume = {}
-    if traffic is not None:
-        pass
+    # With a volume matrix, each path carries its site pair's bytes shared among its paths.
+    per_path_bytes = {}
+    if traffic is not None and volumes and traffic.get("measured_bytes"):
+        for a, b, v in volumes:
+            cell = pairs.get((a, b))
+            if cell and cell["paths"]:
+                per_path_bytes[(a, b)] = per_path_bytes.get((a, b), 0.0) + v / float(cell["paths"])
     stats = {s: {"site": s, "hosts": set(), "host_mtu": set(), "out_paths": 0, "out_capable": 0,
                  "in_paths": 0, "in_capable": 0, "out_fail": 0, "in_fail": 0,
-                 "blackholes": 0, "pmtud": collections.Counter(), "unlocked": 0}
+                 "blackholes": 0, "pmtud": collections.Counter(), "unlocked": 0,
+                 "unlocked_bytes": 0.0}
              for s in site_names}
     for host, (_start, mtu, site) in host_mtu.items():
         stats[site]["hosts"].add(host)
@@ -358,6 +364,7 @@ def _sites(paths, host_mtu, site_names, target, traffic, n_paths):
                     continue
                 if proven[other] - {me, other_site}:
                     stats[me]["unlocked"] += 1
+                    stats[me]["unlocked_bytes"] += per_path_bytes.get((p.source_site, p.dest_site), 0.0)
     out = []
     for s in stats.values():
         fail_out, fail_in = s["out_fail"], s["in_fail"]
@@ -389,8 +396,13 @@ def _sites(paths, host_mtu, site_names, target, traffic, n_paths):
             ("blackholes", s["blackholes"]), ("pmtud", health),
             ("pmtud_counts", dict(sorted(pm.items()))),
             ("unlocked_paths", s["unlocked"]), ("unlocked", _share(s["unlocked"], n_paths)),
+            ("unlocked_traffic", _share(s["unlocked_bytes"], traffic["measured_bytes"])
+             if per_path_bytes else None),
         ]))
-    out.sort(key=lambda s: (-s["unlocked_paths"], -(s["out_fail"] + s["in_fail"]), s["site"]))
+    # Ranked by the traffic they would unlock when the volumes are known (the targets are about
+    # traffic), else by paths.
+    out.sort(key=lambda s: (-(s["unlocked_traffic"] or 0), -s["unlocked_paths"],
+                            -(s["out_fail"] + s["in_fail"]), s["site"]))
     for rank, s in enumerate(out, 1):
         s["rank"] = rank
     return out

@@ -83,10 +83,11 @@ def to_text(r):
         % ("rank", "site", "hosts", "host MTU", "out ok", "in ok", "fails", "PMTUD", "unlocked"))
     for s in r["sites"]:
         mtus = "/".join(str(m) for m in s["host_mtu"]) or "-"
-        add("  %-4d %-16s %5d %-11s %-9s %-9s %-8s %-18s %d paths (%s)"
+        add("  %-4d %-16s %5d %-11s %-9s %-9s %-8s %-18s %d paths (%s)%s"
             % (s["rank"], s["site"][:16], s["hosts"], mtus,
                "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
-               s["fails"], s["pmtud"], s["unlocked_paths"], pct(s["unlocked"])))
+               s["fails"], s["pmtud"], s["unlocked_paths"], pct(s["unlocked"]),
+               ", %s of traffic" % pct(s["unlocked_traffic"]) if s["unlocked_traffic"] is not None else ""))
     add("")
     m = r["matrix"]
     sites = m["sites"]
@@ -166,7 +167,8 @@ def rows(r):
         yield ("culprit", c["hop_ip"], "mtu", c["mtu"])
     for s in r["sites"]:
         for k in ("rank", "hosts", "configured", "out_paths", "out_capable", "in_paths", "in_capable",
-                  "capable", "fails", "blackholes", "pmtud", "unlocked_paths", "unlocked"):
+                  "capable", "fails", "blackholes", "pmtud", "unlocked_paths", "unlocked",
+                  "unlocked_traffic"):
             yield ("site", s["site"], k, s[k])
         yield ("site", s["site"], "host_mtu", "/".join(str(m) for m in s["host_mtu"]))
     for c in r["matrix"]["cells"]:
