@@ -196,7 +196,8 @@ class OpenSearchQueries(Queries):
                 _iso(parsed["aggregations"]["last"]))
 
     def latest(self, window, target):
-        if window.until:
+        if window.until or not self._has_latest_index():
+            # A past window, or a store written without the latest index: from the history.
             yield from self._latest_from_history(window, target)
             return
         # The latest-per-path index: one document per path, read with a scroll in index order,
@@ -232,6 +233,10 @@ class OpenSearchQueries(Queries):
                     blackhole_ttl=more.get("blackhole_ttl"), blackhole_ip=more.get("blackhole_ip"),
                     blackhole_size=more.get("blackhole_size"), hops=_compact_hops(more.get("hops")))
             yield row
+
+    def _has_latest_index(self):
+        status, _ = self.request("HEAD", "/" + self.latest_index)
+        return status == 200
 
     def _scroll(self, index, query, fields=None, source=None, size=10000):
         """Every hit of `query` (scroll in index order): the doc-value `fields` of each, or
@@ -297,7 +302,7 @@ class OpenSearchQueries(Queries):
                 for b in parsed["aggregations"]["t"]["buckets"]]
 
     def gains(self, window):
-        if not window.until:
+        if not window.until and self._has_latest_index():
             query = {"bool": {"filter": [{"exists": {"field": "gain"}}] + self._range(window, "start")}}
             best = {}
             for f in self._scroll(self.latest_index, query, fields=[
