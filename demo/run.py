@@ -290,6 +290,8 @@ class Demo(object):
                 task.number, task.source, task.dest, task.result.get("error")))
             if not self.args.keep_going:
                 self.stop.set()
+                self.say("   stopping the measurements (use --keep-going to measure every pair "
+                         "regardless)")
 
     def _harness_run(self, lab, task):
         """One task through the harness: duration, participant-data, run on every participant
