@@ -507,3 +507,27 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
             for name, _ in store.templates():
                 store.request("DELETE", "/_index_template/" + name)
             store.close()
+
+
+def test_opensearch_without_latest_index(opensearch_url):
+    """A store whose latest-per-path index is gone: the report computes the latest results
+    from the history (composite + top_hits) and gets the same answer."""
+    from jumbo.stores import open_store
+    mesh = synth.Mesh.small(days=3)
+    prefix = "nolatest%s_" % uuid.uuid4().hex[:6]
+    url = "%s/?prefix=%s" % (opensearch_url, prefix)
+    _load(url, list(mesh.records()))
+    store = open_store(url)
+    try:
+        assert store.request("DELETE", "/%sjumbo_latest" % prefix)[0] == 200
+        r = build(url)
+        truth = mesh.expected()
+        assert r["paths"] == truth["paths"] and r["capable"] == pytest.approx(truth["capable"])
+        assert sorted((b["source"], b["dest"]) for b in r["blackholes"]) == truth["blackholes"]
+        assert r["gains"]["paths"] > 0 and r["expected_gains"]["paths"] > 0
+    finally:
+        store.request("DELETE", "/_data_stream/%s*" % prefix)
+        store.request("DELETE", "/%s*" % prefix)
+        for name, _ in store.templates():
+            store.request("DELETE", "/_index_template/" + name)
+        store.close()
