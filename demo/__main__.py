@@ -62,6 +62,8 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    if not 0 <= args.loss <= 20:
+        parser.error("--loss must be between 0 and 20 (percent): a lossy path, not a dead one")
     if not 1 <= args.flows <= 64:
         parser.error("--flows must be between 1 and 64")
     if args.archive and args.opensearch:
@@ -99,6 +101,14 @@ def main(argv=None):
         sys.stderr.write("\ndemo: interrupted (%s); the lab has been torn down\n"
                          % (why or "Ctrl-C"))
         return 130
+    except Exception as err:  # noqa: BLE001 - a clean message, never a traceback
+        sys.stdout.flush()
+        sys.stderr.write("\ndemo: failed: %s: %s\n(the lab has been torn down; "
+                         "JUMBO_DEBUG=1 shows the traceback)\n" % (type(err).__name__, err))
+        if os.environ.get("JUMBO_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        return 1
     finally:
         demo.cleanup()
 

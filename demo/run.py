@@ -557,7 +557,7 @@ class Demo(object):
             ok = False
         if len(exact) != len(measured):
             self.say("     (MISMATCH: the measurement disagrees with what the lab was built to "
-                     "be: a fault of the suite, not of a network)")
+                     "be; the lab is the reference, so this points at the suite)")
         if len(measured) != len(self.tasks):
             self.say("   %d of %d pairs have no measurement" % (len(self.tasks) - len(measured),
                                                              len(self.tasks)))

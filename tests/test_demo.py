@@ -37,7 +37,8 @@ def _missing_parts():
 
 def test_demo_arguments_are_checked():
     for bad in (["--concurrency", "0"], ["--pairs", "cern:cern"], ["--pairs", "cern:nowhere"],
-                ["--archive", "sqlite:///x", "--opensearch"], ["--flows", "0"]):
+                ["--archive", "sqlite:///x", "--opensearch"], ["--flows", "0"],
+                ["--loss", "100"], ["--ip-version", "5"]):
         done = subprocess.run(_demo_argv("/tmp/unused", *bad), cwd=ROOT, env=_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=60)
