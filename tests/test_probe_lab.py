@@ -122,3 +122,27 @@ def test_errors_are_clean(lab_factory):
     assert status == 1 and "Traceback" not in err
     done = lab.run("src", [JUMBOCHECK, "dst", "--flows", "many"], user="jumbotest", check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+@needs_lab
+@pytest.mark.parametrize("scenario", ["multi-router", "multi-router-blackhole"])
+def test_hops_report_the_mtu_where_it_changes(lab_factory, scenario):
+    """Per-hop MTU, tracepath-style: hop k carries the smallest link MTU of the first k links."""
+    lab = lab_factory(scenario)
+    truth = lab.truth("src", "dst")
+    status, result, err = jumbocheck(lab, [lab.address("dst")], ["--hops"])
+    assert status == 0, err
+    link_mtus = truth["members"][0]["hop-mtus"]
+    hole = truth["members"][0]["blackhole-ttl"]
+    expected, running = [], None
+    for mtu in link_mtus:
+        running = mtu if running is None else min(running, mtu)
+        expected.append(running)
+    measured = [hop["mtu"] for hop in result["hops"]]
+    if hole is None:
+        assert measured == expected, result["hops"]
+    else:
+        # Past a black hole the hop's MTU is only known once the search found the size.
+        assert measured[:hole] == expected[:hole], result["hops"]
+        assert result["blackhole"]["ttl"] == hole
+    assert result["hops"][-1]["ip"] == lab.address("dst")

@@ -399,10 +399,12 @@ class Engine(object):
         hops = []
         scanned = {}
         if self.spec.get("hops"):
-            size = primary.search.hi if primary.search.verdict() == "blackhole" \
-                else self.local_max
-            hops, found, ptb_found = self.scan(primary, size, self.min_size, True)
+            # Start at the local MTU, as tracepath does, so each hop's MTU is the real one
+            # (starting at the smallest lost size would report that size at the first hops).
+            hops, found, ptb_found = self.scan(primary, self.local_max, self.min_size, True)
             if found:
+                if primary.search.verdict() == "blackhole":
+                    found["size"] = primary.search.hi  # the smallest size that vanishes
                 blackhole = found
                 scanned[primary.search.result()] = ptb_found
         for flow in flows:
