@@ -204,8 +204,14 @@ class OpenSearchQueries(Queries):
         # doc values only (no _source); the hops (only kept in _source, as ordered objects)
         # only for the paths that do not carry the target: localisation needs them.
         query = {"bool": {"filter": [{"term": {"test_type": "pmtu"}}] + self._range(window, "start")}}
-        not_jumbo = {"bool": {"filter": query["bool"]["filter"],
-                              "must_not": [state_filters(target, prefix="")["jumbo"]]}}
+        # Extras are needed where localisation looks: black holes, and paths whose forward
+        # direction fails although the source host is configured for the target.
+        forward_ok = {"bool": {"filter": [{"term": {"succeeded": True}},
+                                          {"range": {"path_mtu": {"gte": target}}}]}}
+        not_jumbo = {"bool": {"filter": query["bool"]["filter"], "minimum_should_match": 1,
+                              "should": [_bh_clause(prefix=""),
+                                         {"bool": {"must_not": [forward_ok, {"range": {
+                                             "local_mtu": {"lt": target}}}]}}]}}
         extra = {}
         failure = []
 
