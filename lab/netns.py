@@ -210,6 +210,10 @@ class Lab(object):
         if node.drop_ptb:
             rules += ["add rule inet lab lab_out icmp type destination-unreachable icmp code frag-needed drop",
                       "add rule inet lab lab_out icmpv6 type packet-too-big drop"]
+        if node.zero_ptb:
+            # nftables rewrites the MTU field and fixes the ICMP checksum.
+            rules += ["add rule inet lab lab_out icmp type destination-unreachable icmp code frag-needed icmp mtu set 0",
+                      "add rule inet lab lab_out icmpv6 type packet-too-big icmpv6 mtu set 0"]
         if node.drop_echo:
             rules += ["add rule inet lab lab_fwd icmp type echo-request drop",
                       "add rule inet lab lab_fwd icmpv6 type echo-request drop"]

@@ -47,6 +47,12 @@ def multi_router():
                   "three routers, the MTU drops to 4470 after the second and PTB is sent")
 
 
+def zero_ptb():
+    return _chain("zero-ptb", [9000, 8950, 9000],
+                  "8950 link whose router sends frag-needed / packet-too-big with MTU 0",
+                  router_opts={"r1": {"zero_ptb": True}})
+
+
 def echo_filtered():
     return _chain("echo-filtered", [9000, 8950, 9000],
                   "8950 link with PTB, ICMP echo dropped on the path",
@@ -92,6 +98,7 @@ SCENARIOS = {
     "vxlan-blackhole": vxlan_blackhole,
     "multi-router": multi_router,
     "multi-router-blackhole": multi_router_blackhole,
+    "zero-ptb": zero_ptb,
     "echo-filtered": echo_filtered,
     "lossy": lossy,
     "ecmp-partial-blackhole": ecmp_partial_blackhole,

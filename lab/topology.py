@@ -16,7 +16,7 @@ Link = collections.namedtuple("Link", "a b mtu")
 
 class Node(object):
     def __init__(self, name, router=False, drop_ptb=False, drop_echo=False, loss_percent=0,
-                 mtu_ptb_value=None):
+                 zero_ptb=False):
         self.name = name
         self.router = router
         # A router that does not send ICMP frag-needed / packet-too-big: the black hole.
@@ -25,6 +25,9 @@ class Node(object):
         self.drop_echo = drop_echo
         # Random loss, in percent, applied to everything this router forwards.
         self.loss_percent = loss_percent
+        # A router whose frag-needed / packet-too-big carries MTU 0 (RFC 1191's old routers,
+        # broken middleboxes): PMTUD is told "too big" but not the size.
+        self.zero_ptb = zero_ptb
 
     def __repr__(self):
         return "Node(%r)" % self.name

@@ -146,3 +146,17 @@ def test_hops_report_the_mtu_where_it_changes(lab_factory, scenario):
         assert measured[:hole] == expected[:hole], result["hops"]
         assert result["blackhole"]["ttl"] == hole
     assert result["hops"][-1]["ip"] == lab.address("dst")
+
+
+@needs_lab
+@pytest.mark.parametrize("version", [4, 6])
+def test_a_ptb_with_mtu_zero_is_reported_not_trusted(lab_factory, version):
+    lab = lab_factory("zero-ptb")
+    truth = lab.truth("src", "dst")
+    status, result, err = jumbocheck(lab, [lab.address("dst", version)])
+    assert status == 0, err
+    assert result["path-mtu"] == truth["path-mtu"]
+    # The router did signal (senders fall back to the minimum MTU), so not a black hole,
+    # but the size it gave is listed as useless and the answer came from the probes.
+    assert result["pmtud"] == "ok"
+    assert result["ptb"] and all(p["mtu"] == 0 and p["useful"] is False for p in result["ptb"])

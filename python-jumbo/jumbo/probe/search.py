@@ -41,6 +41,10 @@ class SizeSearch(object):
         self.empty_rounds = 0
         self.ptb_seen = False      # a useful PTB for a failing size of this flow
         self.useless_ptb_seen = False
+        # A PTB whose MTU is below the family minimum (0 from old or broken routers): senders
+        # fall back to 552 (IPv4) / 1280 (IPv6) and keep going, slowly. A PTB claiming an MTU
+        # at or above the probe is ignored by senders, which then stall as in a black hole.
+        self.fallback_ptb_seen = False
 
     # -- evidence ---------------------------------------------------------------------------
 
@@ -78,6 +82,8 @@ class SizeSearch(object):
                 self.ptb_seen = True
             else:
                 self.useless_ptb_seen = True
+                if ptb_mtu is not None and ptb_mtu < size:
+                    self.fallback_ptb_seen = True
         elif ordered:
             self.votes[size] = self.votes.get(size, 0) + 1
 
@@ -110,7 +116,7 @@ class SizeSearch(object):
             return "not-needed"
         if not self.done():
             return "unknown"
-        if self.ptb_seen:
+        if self.ptb_seen or self.fallback_ptb_seen:
             return "ok"
         return "blackhole"
 
