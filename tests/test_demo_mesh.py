@@ -82,3 +82,44 @@ def test_mesh_builds_and_the_kernel_agrees_with_the_truth(lab_factory):
     listed = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE,
                             universal_newlines=True).stdout
     assert not any(name in listed for name in names)
+
+
+# Sends one 9000-byte DF datagram from each of 16 source ports and reports, per port, the
+# ICMP error that came back ("3/4/1500": frag-needed, MTU 1500) or "silent".
+_FLOW_PROBE = r"""
+import select, socket, struct, sys, time
+addr = socket.gethostbyname(sys.argv[1])
+for sport in range(41000, 41016):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, 10, 3)   # IP_MTU_DISCOVER = IP_PMTUDISC_PROBE (DF)
+    s.setsockopt(socket.IPPROTO_IP, 11, 1)   # IP_RECVERR
+    s.bind(("", sport))
+    s.sendto(b"x" * (9000 - 28), (addr, 33434))
+    answer, deadline = "silent", time.time() + 0.5
+    while time.time() < deadline and answer == "silent":
+        select.select([], [], [s], 0.1)
+        try:
+            _d, anc, _f, _a = s.recvmsg(64, 512, socket.MSG_ERRQUEUE)
+        except BlockingIOError:
+            continue
+        for _l, _t, data in anc:
+            _e, _o, kind, code, _p, info, _x = struct.unpack("IBBBBII", data[:16])
+            answer = "%d/%d/%d" % (kind, code, info)
+    print(sport, answer)
+    s.close()
+"""
+
+
+@needs_lab
+def test_ral_to_bnl_is_a_black_hole_for_some_flows_even_behind_a_ptb(lab_factory):
+    """The compound case the truth calls a (partial) black hole: on the ECMP member through
+    ral-b1 a 9000-byte packet vanishes with no PTB; on the other member it reaches core, whose
+    1500 link towards bnl answers frag-needed. A prober that only trusts the later PTB
+    (for a smaller size) would wrongly call PMTUD ok here."""
+    mesh, topo = _mesh()
+    assert mesh.expected(topo, "ral", "bnl")["pmtud"] == "blackhole"
+    lab = lab_factory(mesh.build(loss_percent=0))
+    done = lab.run("ral", ["python3", "-c", _FLOW_PROBE, "bnl"])
+    answers = [line.split()[1] for line in done.stdout.splitlines()]
+    assert len(answers) == 16
+    assert set(answers) == {"silent", "3/4/1500"}, answers
