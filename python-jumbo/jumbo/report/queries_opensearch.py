@@ -10,18 +10,20 @@ Layout read (written by the jumbo archiver, jumbo/stores/opensearch.py):
                             `result.latency.median` (one-way, ms) and `result.packets.loss`
   <P>pscheduler_*           throughput results (`jumbo.gain`) for the measured gain
 
-What runs in OpenSearch: counts and min/max (aggregations), the latest result per path (the
-latest index, or composite + top_hits over the history when the window ends in the past),
-trends (date_histogram with per-state filter sub-aggregations and a path cardinality),
-which paths changed state (partitioned terms on the path with per-state filters and a
-bucket_selector), latency (composite on the address pair with avg). Only the history of
-paths that did change is read back, to date the changes.
+What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (a
+scroll over the latest index, _source filtered to the few fields needed, hops and addresses
+only where localisation looks; composite + top_hits over the history when the window ends in
+the past or the latest index is missing); the trend (date_histogram with per-state filter
+sub-aggregations); the paths that changed state (the documents of each path that are not in
+its latest state, aggregated on the path with composite: no scripts, since a bare OpenSearch
+has no painless); the latency per path (the latest index, or an average per address pair over
+perfSONAR's own documents). Only the histories of paths that did change are read back (at most
+MAX_CHANGED_HISTORY of them) to date the changes.
 """
 
 import base64
 import http.client
 import json
-import math
 import socket
 import sys
 import threading

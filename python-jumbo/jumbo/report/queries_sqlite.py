@@ -16,7 +16,6 @@ and `latest` (path -> id of its newest result). Everything is computed by SQLite
 The database is opened read-only, so a report never changes the store.
 """
 
-import json
 import os
 import sqlite3
 import sys

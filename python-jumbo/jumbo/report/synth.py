@@ -18,7 +18,6 @@ must see:
 
 import datetime
 import hashlib
-import random
 
 FIELDS = (
     "id", "run_href", "task_href", "test_type", "tool", "start",
