@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_record_from_pmtu_blackhole():
     env = samples.pmtu_envelope(3, path_mtu=1500, pmtud="blackhole",
                                 blackhole={"ttl": 2, "ip": "198.18.2.1", "size": 9000})
-    env["result"]["result"]["flows"][1]["path-mtu"] = 9000
+    env["result"]["result"]["flows"][1].update({"path-mtu": 9000, "pmtud": "not-needed"})
     rec, raw = records.normalize(env)
     assert set(rec) == set(records.FIELDS)
     assert rec["test_type"] == "pmtu" and rec["path_mtu"] == 1500 and rec["jumbo"] is False
@@ -31,6 +31,9 @@ def test_record_from_pmtu_blackhole():
     assert rec["start"] == "2026-05-20T10:03:00Z"
     assert rec["hops"][0] == {"ttl": 1, "ip": "198.18.1.1", "mtu": 9000}
     assert raw is env["result"]
+    # a flow that could not be measured is no evidence of a per-flow black hole
+    env["result"]["result"]["flows"][1].update({"path-mtu": None, "pmtud": "unknown"})
+    assert records.normalize(env)[0]["partial"] is False
     # same run, bare result object (http-archiver shape) -> same id
     assert records.normalize(env["result"])[0]["id"] == rec["id"]
 

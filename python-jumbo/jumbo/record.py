@@ -30,7 +30,8 @@ Fields (None where the test cannot tell):
   target_mtu      pmtu: result/spec `target-mtu`, else 9000
   jumbo           pmtu: result `jumbo`, else path_mtu >= target_mtu; trace: same rule
   pmtud           pmtu: ok|blackhole|not-needed|unknown; trace: "unknown"
-  partial         pmtu: True when the flows (ECMP) disagree on path MTU or PMTUD
+  partial         pmtu: True for a per-flow (ECMP) black hole: some measured flows vanish
+                  silently, others do not; unmeasured (`unknown`) flows do not count
   blackhole_ttl, blackhole_ip, blackhole_size   pmtu: `blackhole` object
   reverse_path_mtu, reverse_pmtud               pmtu
   hops            list of {ttl, ip, mtu} (pmtu `hops`; trace: first path)
@@ -330,8 +331,11 @@ def _map_pmtu(rec, spec, res):
     if isinstance(flows, list):
         flows = [f for f in flows if isinstance(f, dict)]
         rec["flows"] = len(flows)
-        seen = set((_int(f.get("path-mtu")), _str(f.get("pmtud"))) for f in flows)
-        rec["partial"] = len(seen) > 1
+        # A partial (per-flow) black hole: some flows vanish silently while others cross.
+        # Flows that could not be measured (`unknown`) say nothing either way.
+        verdicts = set(_str(f.get("pmtud")) for f in flows
+                       if f.get("path-mtu") is not None and f.get("pmtud") != "unknown")
+        rec["partial"] = "blackhole" in verdicts and len(verdicts) > 1
     throughput = res.get("throughput")
     if isinstance(throughput, dict):
         rec["throughput_standard"] = _num(_obj(throughput.get("standard")).get("mean"))
