@@ -175,6 +175,7 @@ def test_trend_changes_gains(store_url):
 
 def test_both_stores_give_the_same_report(sqlite_url, os_url):
     for opts in ({}, {"since": "2026-11-03T00:00:00Z", "until": "2026-11-10T00:00:00Z"},
+                 {"until": "2026-11-06T00:00:00Z"}, {"since": "2026-11-08T00:00:00Z"},
                  {"interval": "week"}):
         a, b = build(sqlite_url, **opts), build(os_url, **opts)
         for key in a:

@@ -224,7 +224,7 @@ class Mesh(object):
                 if a.site == b.site or (a.index + b.index + day) % 7:
                     continue
                 rec = self._base("latency", a, b, self._time(day, 0, a, b), "lat")
-                rec.update(tool="powstream", rtt=self.rtt(a, b), loss=self.loss(a, b))
+                rec.update(tool="powstream", rtt=self.rtt(a, b) + 0.0001 * day, loss=self.loss(a, b))
                 yield rec
             if day == self.days - 1:
                 for a, b in self.pairs():
