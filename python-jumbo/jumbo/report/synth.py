@@ -86,7 +86,8 @@ class Mesh(object):
         n_sites = hosts // hosts_per_site
         names = ["S%03d" % i for i in range(n_sites)]
         return cls(names, hosts_per_site, days=days,
-                   config_1500=names[1:n_sites:9], small_core=[(names[2], names[3]), (names[7], names[8])],
+                   config_1500=names[1:n_sites:9],
+                   small_core=[(names[i], names[i + 1]) for i in (2, 7) if i + 1 < n_sites],
                    firewalled=names[4:n_sites:11], **kwargs)
 
     def host(self, site, index):
