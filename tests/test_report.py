@@ -532,3 +532,25 @@ def test_opensearch_without_latest_index(opensearch_url):
         for name, _ in store.templates():
             store.request("DELETE", "/_index_template/" + name)
         store.close()
+
+
+def test_opensearch_without_latency_data(opensearch_url):
+    """A mesh that archives pmtu results but no latency yet (a fresh deployment): the
+    latency wildcard matches no index, and the report still runs, with no expected gains."""
+    from jumbo.stores import open_store
+    prefix = "nolat%s_" % uuid.uuid4().hex[:6]
+    url = "%s/?prefix=%s" % (opensearch_url, prefix)
+    _load(url, [e for e in _envelopes() if e["result"]["test"]["type"] == "pmtu"])
+    store = open_store(url)
+    try:
+        r = build(url)
+        assert r["paths"] == 4 and r["capable"] == 0.5
+        assert r["expected_gains"]["paths"] == 0
+        proc = run_cli("--store", url)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        store.request("DELETE", "/_data_stream/%s*" % prefix)
+        store.request("DELETE", "/%s*" % prefix)
+        for name, _ in store.templates():
+            store.request("DELETE", "/_index_template/" + name)
+        store.close()

@@ -142,6 +142,10 @@ class OpenSearchQueries(Queries):
             if status in (401, 403):
                 raise StoreDown("OpenSearch refused the %s query (HTTP %d)%s" % (what, status, reason))
             raise StoreDown("OpenSearch failed the %s query (HTTP %d)%s" % (what, status, reason))
+        if "aggs" in body and "aggregations" not in parsed:
+            # A wildcard that matched no index (e.g. no latency data stream yet) answers
+            # 200 with hits but without aggregations: the same as no data.
+            return None
         return parsed
 
     def close(self):
