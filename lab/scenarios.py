@@ -70,6 +70,19 @@ def multi_router_blackhole():
                   "black hole three routers out", router_opts={"r3": {"drop_ptb": True}})
 
 
+def blackhole_then_ptb():
+    return _chain("blackhole-then-ptb", [9000, 8950, 9000, 1500],
+                  "two stages: an 8950 link whose router drops PTB, then a 1500 link with PTB "
+                  "(9000-byte packets vanish at r1, smaller ones get a real PTB at r3)",
+                  router_opts={"r1": {"drop_ptb": True}})
+
+
+def lossy_long(percent=2):
+    return _chain("lossy-long", [9000, 9000, 9000, 9000, 9000],
+                  "jumbo end to end, four routers, %d%% random loss each way at r2" % percent,
+                  router_opts={"r2": {"loss_percent": percent}})
+
+
 def ecmp_partial_blackhole():
     """src - r1 =(two members)= r4 - dst; the member through r3 is narrower and black-holed."""
     nodes = [Node("src"), Node("r1", router=True), Node("r2", router=True),
@@ -101,6 +114,8 @@ SCENARIOS = {
     "zero-ptb": zero_ptb,
     "echo-filtered": echo_filtered,
     "lossy": lossy,
+    "lossy-long": lossy_long,
+    "blackhole-then-ptb": blackhole_then_ptb,
     "ecmp-partial-blackhole": ecmp_partial_blackhole,
     "asymmetric": asymmetric,
 }

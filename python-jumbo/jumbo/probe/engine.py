@@ -81,6 +81,10 @@ class _Bucket(object):
         self.level()
         self.tokens -= 1.0
 
+    def empty(self):
+        self.level()
+        self.tokens = min(self.tokens, 0.0)
+
 
 class Engine(object):
     def __init__(self, spec):
@@ -203,17 +207,27 @@ class Engine(object):
                 ordered = self._superseded(probe, probes)
                 if probe.ttl is None:
                     search = probe.flow.search
+                    limited = probe.flow.transport.arrival_limited
                     if search.lo is not None and probe.size <= search.lo:
-                        if self.bucket.level() >= 1.0 or not probe.flow.transport.arrival_limited:
-                            search.lost()
+                        search.lost()
+                        if limited:
+                            # A size that crosses got no answer: the dest's answer budget is
+                            # spent (perhaps by an earlier run) or the answer was lost. Wait
+                            # for it to refill rather than spend rounds on silence.
+                            self.bucket.empty()
                     else:
+                        if limited and not ordered and probe.size == self.min_size:
+                            self.bucket.empty()
                         search.failed_sign(probe.size, ordered=ordered)
         return probes
 
     @staticmethod
     def _superseded(probe, probes):
+        """A later probe of the same flow and TTL was answered (arrival, time exceeded, or a
+        PTB: a smaller probe meets its PTB at the same router or further along than a larger
+        one would): the path was alive when `probe` went silent."""
         return any(other.group == probe.group and other.order > probe.order
-                   and other.outcome in (tp.ARRIVED, tp.TTL) for other in probes)
+                   and other.outcome in (tp.ARRIVED, tp.TTL, tp.TOO_BIG) for other in probes)
 
     def _complete(self, probes):
         return all(p.outcome is not None or self._superseded(p, probes) for p in probes)
@@ -260,7 +274,7 @@ class Engine(object):
     def scan(self, flow, big, small, full):
         """TTL-limited probes of `big` and `small` bytes, hop by hop: where big packets stop
         (PTB or silence) and, when `full`, every hop's address, MTU and RTT."""
-        hops, blackhole, ptb_found, last_ip = [], None, False, None
+        hops, blackhole, ptb_found, last_ip = [], None, None, None
         current = big
         for ttl in range(1, MAX_TTL + 1):
             hop, reached, tries = None, False, 0
@@ -277,7 +291,7 @@ class Engine(object):
                     continue
                 if b.outcome == tp.TOO_BIG:
                     if useful_ptb(b.event.mtu, current, self.version):
-                        ptb_found = True
+                        ptb_found = b.event.mtu
                     if not full:
                         return hops, blackhole, ptb_found
                     current = _lower(current, b.event.mtu, flow.search.result(), self.version)
@@ -287,7 +301,8 @@ class Engine(object):
                         blackhole = {"ttl": ttl - 1, "ip": last_ip, "size": current}
                     if not full:
                         return hops, blackhole, ptb_found
-                    lowered = flow.search.result()
+                    # The largest size known to pass this stage (answered further along).
+                    lowered = flow.search.stage_bottom(current)
                     if lowered is None or lowered >= current:
                         hop = {"ttl": ttl, "ip": s.event.source, "mtu": None,
                                "rtt": iso_duration(s.event.when - s.sent)}
@@ -372,6 +387,9 @@ class Engine(object):
         if echo is not None:
             echo_flow = _Flow(echo, 0, self._new_search(False))
             self._search_rounds([echo_flow, udp_flows[0]], 1)
+            if echo_flow.search.lo is None and udp_flows[0].search.lo is not None:
+                # The dest answers UDP: a silent echo round may be loss, ask twice more.
+                self._search_rounds([echo_flow], 3)
             if echo_flow.search.lo is not None:
                 flows = [echo_flow] + udp_flows[:nflows - 1]
                 method = "icmp-echo"
@@ -401,26 +419,37 @@ class Engine(object):
         if self.spec.get("hops"):
             # Start at the local MTU, as tracepath does, so each hop's MTU is the real one
             # (starting at the smallest lost size would report that size at the first hops).
-            hops, found, ptb_found = self.scan(primary, self.local_max, self.min_size, True)
-            if found:
-                if primary.search.verdict() == "blackhole":
-                    found["size"] = primary.search.hi  # the smallest size that vanishes
+            hops, found, _ptb = self.scan(primary, self.local_max, self.min_size, True)
+            hole = primary.search.hole()
+            if found and hole is not None and \
+                    primary.search.stage_bottom(found["size"]) < hole <= found["size"]:
+                # The scan lost its big probe in the stage that swallows the smallest
+                # silent size: that is where the black hole is.
+                found["size"] = hole
                 blackhole = found
-                scanned[primary.search.result()] = ptb_found
+                scanned[hole] = None
         for flow in flows:
-            if flow.search.verdict() != "blackhole":
+            hole = flow.search.hole() if flow.search.verdict() == "blackhole" else None
+            if hole is None:
                 continue
-            mtu = flow.search.result()
-            if mtu not in scanned:
-                part, found, ptb_found = self.scan(flow, mtu + 1, self.min_size, False)
+            if hole not in scanned:
+                part, found, ptb_mtu = self.scan(flow, hole, self.min_size, False)
                 if not hops:
                     hops = part
-                scanned[mtu] = ptb_found
-                if found and blackhole is None:
-                    blackhole = found
-            if scanned[mtu]:
-                # A PTB did come during the scan: the earlier silence was its rate limit.
-                flow.search.ptb_seen = True
+                scanned[hole] = ptb_mtu
+                if found:
+                    found["size"] = hole
+                    if blackhole is None or hole < blackhole["size"]:
+                        blackhole = found
+            if scanned[hole] is not None:
+                # A PTB did come for that size during the scan: the earlier silences were
+                # loss or a rate limit. Take it as evidence and finish the search.
+                flow.search.failed_sign(hole, ptb=True, ptb_mtu=scanned[hole])
+                self._search_rounds([flow], flow.search.rounds + 8)
+        if blackhole is not None:
+            holes = [f.search.hole() for f in flows if f.search.verdict() == "blackhole"]
+            if blackhole["size"] not in holes:
+                blackhole = None
 
         results = []
         for index, flow in enumerate(flows):
@@ -428,12 +457,18 @@ class Engine(object):
                      "pmtud": flow.search.verdict()}
             entry.update(flow.transport.flow_info(flow.tflow))
             results.append(entry)
+        # Only confirmed boundaries are answers: an unconfirmed search has a proven lower
+        # bound, not a path MTU.
         confirmed = [r["path-mtu"] for r, f in zip(results, flows) if f.search.done()]
-        measured = confirmed or [r["path-mtu"] for r in results if r["path-mtu"] is not None]
         for r, f in zip(results, flows):
             if not f.search.done():
                 r["path-mtu"] = None
-        path_mtu = min(measured) if measured else None
+        path_mtu = min(confirmed) if confirmed else None
+        if path_mtu is None:
+            proven = [f.search.result() for f in flows if f.search.result() is not None]
+            if proven:
+                self.diags.append("path MTU not confirmed; %d bytes proven to cross"
+                                  % max(proven))
         verdicts = set(r["pmtud"] for r in results)
         if "blackhole" in verdicts:
             pmtud = "blackhole"

@@ -14,6 +14,8 @@ Principles:
   answer).
 """
 
+import math
+
 PLATEAUS = (9216, 9000, 8950, 4470, 1500, 1280)
 
 
@@ -27,8 +29,9 @@ class SizeSearch(object):
         self.base_need = need
         self.lo = None            # largest size proven to arrive
         self.hi = local_max + 1   # smallest size with a sign of failure
-        self.failed = set()       # every size that showed a sign of failure
-        self.votes = {}           # size -> confirmation votes of its failure
+        self.failed = set()       # every size that showed a sign of failure (silence or PTB)
+        self.votes = {}           # size -> ordered silences (a PTB the sender ignores: 10)
+        self.answered = {}        # size -> MTU of the PTB a sender acts on (useful or fallback)
         self.hints = set()        # useful PTB MTU values
         self.priors = set(p for p in priors if min_size <= p <= local_max)
         self.confirmed_elsewhere = set()  # boundaries other flows have confirmed
@@ -37,6 +40,8 @@ class SizeSearch(object):
             candidates.add(target)
         self.plateaus = candidates
         self.loss_seen = False
+        self.arrivals = 0          # answers that came
+        self.losses = 0            # answers that should have come and did not
         self.rounds = 0
         self.empty_rounds = 0
         self.ptb_seen = False      # a useful PTB for a failing size of this flow
@@ -49,64 +54,183 @@ class SizeSearch(object):
     # -- evidence ---------------------------------------------------------------------------
 
     def arrived(self, size):
+        self.arrivals += 1
         if self.lo is None or size > self.lo:
             self.lo = size
-        if size >= self.hi:
+        if size in self.failed or size >= self.hi:
             # A size we thought failing arrives: that silence was loss (or rate limiting).
+            # Every other unproven silence is as suspect: only ordered ones are kept.
             self.loss_seen = True
-            above = [s for s in self.failed if s > size]
-            self.hi = min(above) if above else self.local_max + 1
+            self.losses += 1
+            self.failed = set(s for s in self.failed
+                              if self.votes.get(s) or s in self.answered)
         for s in [s for s in self.failed if s <= size]:
             self.failed.discard(s)
             self.votes.pop(s, None)
+            self.answered.pop(s, None)
+        above = [s for s in self.failed if s > self.lo]
+        self.hi = min(above) if above else self.local_max + 1
 
     def failed_sign(self, size, ordered=False, ptb_mtu=None, ptb=False):
-        """A probe of `size` vanished (ordered: proven by a later arrival) or met a PTB."""
+        """A probe of `size` vanished (ordered: a smaller probe of the same flow sent after it
+        was answered, so the path was alive) or met a PTB."""
         if self.lo is not None and size <= self.lo:
             return
-        if not ptb and not ordered and size in self.confirmed_elsewhere:
-            # Another flow proved this size crosses; an unproven silence here is more
-            # likely the dest's rate limit than a narrower member. Ask again instead.
+        if not ptb and self._covered(size):
+            # A larger size met a PTB from a router this size also fails at: its silence
+            # was loss.
             self.loss_seen = True
+            self.losses += 1
             return
-        if size <= self.min_size and not ptb:
-            # The smallest size is assumed to cross; its silence is loss or rate limiting.
-            self.loss_seen = True
-            return
+        if not ptb and not ordered:
+            if self.lo is None or size in self.confirmed_elsewhere:
+                # Nothing has crossed yet (the minimum is not assumed to cross), or another
+                # flow proved this size crosses: an unproven silence is no evidence here
+                # (loss, or the dest's rate limit). Ask again instead.
+                self.loss_seen = True
+                return
         self.failed.add(size)
         self.hi = min(self.hi, size)
         if ptb:
-            self.votes[size] = self.votes.get(size, 0) + 10
             if ptb_mtu is not None and useful_ptb(ptb_mtu, size, self.version):
                 self.hints.add(ptb_mtu)
                 self.ptb_seen = True
+                self.answered[size] = ptb_mtu
+                # Every size between the PTB's MTU and this one fails at the same router,
+                # which answers: earlier silences there were loss.
+                for s in [s for s in self.failed if ptb_mtu < s < size
+                          and s not in self.answered]:
+                    self.failed.discard(s)
+                    self.votes.pop(s, None)
+                    self.loss_seen = True
+                    self.losses += 1
+                above = [s for s in self.failed if self.lo is None or s > self.lo]
+                self.hi = min(above) if above else self.local_max + 1
             else:
                 self.useless_ptb_seen = True
                 if ptb_mtu is not None and ptb_mtu < size:
+                    # Below the family minimum: senders fall back and keep going.
                     self.fallback_ptb_seen = True
+                    self.answered[size] = ptb_mtu
+                else:
+                    # Senders ignore it and stall: as good as silence, and no loss.
+                    self.votes[size] = self.votes.get(size, 0) + 10
         elif ordered:
             self.votes[size] = self.votes.get(size, 0) + 1
+
+    def _covered(self, size):
+        """True when a PTB for a size at or above `size` named an MTU below it."""
+        return any(mtu < size <= other for other, mtu in self.answered.items()
+                   if useful_ptb(mtu, other, self.version))
 
     def lost(self):
         """An expected arrival did not come although the dest could have answered."""
         self.loss_seen = True
+        self.losses += 1
 
     # -- state ------------------------------------------------------------------------------
 
-    def need(self):
+    def need(self, size=None):
+        """Ordered silences that make a failure of `size` (default: hi) a fact."""
         if self.lo is not None and self.lo in self.confirmed_elsewhere and not self.loss_seen:
             return 1
-        return self.base_need + (1 if self.loss_seen else 0)
+        need = self.base_need
+        if self.loss_seen:
+            # Enough ordered silences that random loss at the rate seen so far explains them
+            # all with a chance below 1/1000 (3 at a few percent, up to 6).
+            rate = (self.losses + 1.0) / (self.losses + self.arrivals + 2.0)
+            need = max(need + 1, min(6, int(math.ceil(math.log(1e-3) / math.log(rate)))))
+        size = self.hi if size is None else size
+        if size < min(1280, self.local_max):
+            # Below the IPv6 minimum no real path narrows: such a boundary is far more likely
+            # loss than an MTU, so it takes one more repetition.
+            need += 1
+        return need
 
-    def done(self):
+    def _boundary_done(self):
         if self.lo is None:
             return False
         if self.lo >= self.local_max:
             return True
-        return self.hi == self.lo + 1 and self.votes.get(self.hi, 0) >= self.need()
+        return self.hi == self.lo + 1 and (self.hi in self.answered
+                                           or self.votes.get(self.hi, 0) >= self.need())
+
+    def _stages(self):
+        """Follow the path from the local MTU down, as a sender doing PMTUD does: a PTB sends
+        it to the PTB's MTU (the next stage); a size that vanishes silently stalls it (a black
+        hole, whose smallest silent size is the largest answered size below + 1). PMTUD works
+        only when every size between the path MTU + 1 and the local MTU is answered.
+
+        Returns (complete, holes, sizes to probe next)."""
+        holes = []
+        top = self.local_max
+        while top > self.lo:
+            if top in self.answered:
+                mtu = self.answered[top]
+                if mtu < top and useful_ptb(mtu, top, self.version):
+                    top = mtu
+                    continue
+                return True, holes, None  # fallback PTB: the sender drops below everything
+            if top not in self.failed:
+                # Untested (or its silence was unproven): probe it, with an answered smaller
+                # size after it so that a silence is ordered.
+                return False, holes, self._with_companion(top)
+            # `top` failed silently: this stage swallows sizes down to some bottom.
+            bottom = max([s for s in self.answered if s < top] + [self.lo])
+            silent = sorted(s for s in self.failed if bottom < s <= top
+                            and s not in self.answered)
+            smallest = silent[0]
+            if smallest == bottom + 1:
+                if self.votes.get(smallest, 0) >= self.need(smallest):
+                    holes.append(smallest)
+                    top = bottom
+                    continue
+                return False, holes, self._with_companion(smallest)
+            if not self.votes.get(smallest):
+                # One unproven silence: repeat it before searching below it.
+                return False, holes, self._with_companion(smallest)
+            # Where does this stage start? The plateaus and PTB values first (a probe just
+            # above and one at the value), then halves.
+            pick = _clean(sorted(self.plateaus | self.hints | self.priors), smallest, bottom)
+            if pick:
+                size = pick[0]
+                sizes = [size + 1, size] if size + 1 < smallest else [size]
+                return False, holes, self._with_companion(*sizes)
+            return False, holes, self._with_companion(max((bottom + smallest) // 2, bottom + 1))
+        return True, holes, None
+
+    def _with_companion(self, *sizes):
+        """`sizes`, then the largest answered size below them: its answer proves the path
+        was alive when they went silent."""
+        below = [s for s in self.answered if s < min(sizes)]
+        if self.lo is not None:
+            below.append(self.lo)
+        return list(sizes) + ([max(below)] if below else [])
+
+    def done(self):
+        if not self._boundary_done():
+            return False
+        return self._stages()[0]
 
     def result(self):
         return self.lo
+
+    def holes(self):
+        """Smallest silently vanishing size of each black-holing stage (once done)."""
+        if not self._boundary_done():
+            return []
+        return self._stages()[1]
+
+    def stage_bottom(self, size):
+        """The largest size below `size` known to be answered (arrival or PTB), or None."""
+        below = [s for s in self.answered if s < size]
+        if self.lo is not None and self.lo < size:
+            below.append(self.lo)
+        return max(below) if below else None
+
+    def hole(self):
+        holes = self.holes()
+        return min(holes) if holes else None
 
     def verdict(self):
         """PMTUD health for this flow, once done."""
@@ -116,9 +240,9 @@ class SizeSearch(object):
             return "not-needed"
         if not self.done():
             return "unknown"
-        if self.ptb_seen or self.fallback_ptb_seen:
-            return "ok"
-        return "blackhole"
+        if self.holes():
+            return "blackhole"
+        return "ok"
 
     # -- the next round ---------------------------------------------------------------------
 
@@ -128,8 +252,12 @@ class SizeSearch(object):
 
     def next_round(self):
         """Sizes to send next, largest first (empty when done)."""
-        if self.done():
-            return []
+        if self._boundary_done():
+            complete, _holes, sizes = self._stages()
+            if complete:
+                return []
+            self.rounds += 1
+            return sizes
         sizes = self._next_round()
         if not sizes:
             # Never stall: re-check the boundary (or the extremes when nothing is known).
