@@ -31,10 +31,11 @@ type, invalid data) {"succeeded": false, "error": ...} without `retry`.
 
 import json
 import os
-import queue
-import select
+import re
 import sys
 import threading
+
+from json.decoder import scanstring
 
 from .. import validate
 from . import (PermanentError, StoreError, TransientError, check_url, default_url,
@@ -47,8 +48,9 @@ DEFAULT_RETRY_POLICY = [
 ]
 DEFAULT_TIMEOUT = "PT30S"
 MAX_TIMEOUT_SECONDS = 60
-BATCH_MAX = 500
+BATCH_MAX = 1000
 RS = b"\x1e"
+_OK = {"succeeded": True}
 
 # Days and smaller only: pScheduler's RetryPolicy rejects years and months.
 _DURATION = (r"^P(?!$)(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?"
@@ -172,6 +174,75 @@ def store_options(data):
     return options
 
 
+class Envelope(dict):
+    """A parsed archiver record that remembers the JSON text of its `result` member.
+
+    Stores keep that text as the raw result instead of encoding the parsed object again.
+    """
+    __slots__ = ("result_text",)
+
+
+_scan_value = json.JSONDecoder().scan_once
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+class _Irregular(Exception):
+    pass
+
+
+def _parse_envelope(text):
+    """The top-level object member by member (values by the json module's own scanner)."""
+    ws = _WS.match
+    if not text.startswith("{"):
+        raise _Irregular()
+    envelope = Envelope()
+    envelope.result_text = None
+    index = ws(text, 1).end()
+    if text[index:index + 1] == "}":
+        index += 1
+    else:
+        while True:
+            if text[index:index + 1] != '"':
+                raise _Irregular()
+            key, index = scanstring(text, index + 1)
+            index = ws(text, index).end()
+            if text[index:index + 1] != ":":
+                raise _Irregular()
+            start = ws(text, index + 1).end()
+            try:
+                value, index = _scan_value(text, start)
+            except StopIteration:
+                raise _Irregular()
+            envelope[key] = value
+            if key == "result":
+                envelope.result_text = text[start:index]
+            index = ws(text, index).end()
+            separator = text[index:index + 1]
+            index += 1
+            if separator == "}":
+                break
+            if separator != ",":
+                raise _Irregular()
+            index = ws(text, index).end()
+    if index != len(text):
+        raise _Irregular()
+    return envelope
+
+
+def parse_record(line):
+    """The JSON value of one RFC 7464 record (bytes or text); ValueError if malformed.
+
+    An object comes back as an Envelope carrying the text of its `result` member.
+    """
+    text = line.decode("utf-8") if isinstance(line, bytes) else line
+    text = text.lstrip("\x1e").strip()
+    try:
+        return _parse_envelope(text)
+    except (_Irregular, ValueError):
+        # Anything unusual: the plain parser decides (and words the error).
+        return json.loads(text)
+
+
 class Archiver(object):
     """State kept across records: validated data and open stores (connection pools)."""
 
@@ -179,6 +250,7 @@ class Archiver(object):
         # data JSON -> (store key, store) or the PermanentError of invalid data;
         # store key -> store (an open connection pool / database)
         self.stores = {}
+        self._last = None  # (data, (store key, store) or StoreError) of the last record
 
     def _store_for(self, data):
         key = json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -205,20 +277,33 @@ class Archiver(object):
         """Replies (dicts) for a batch of raw RFC 7464 lines, in order."""
         return self.finish(self.prepare(lines))
 
+    def _cached_store(self, data):
+        # Records of one task carry the same data: compare with the last one first.
+        if self._last is not None and data == self._last[0]:
+            entry = self._last[1]
+        else:
+            entry = self._store_for(data)
+            self._last = (data, entry)
+        return entry
+
     def prepare(self, lines):
-        """Parse, validate and prepare a batch (CPU only): a job for finish()."""
+        """Parse, validate and prepare a batch (CPU only): a job for finish().
+
+        The job keeps, per record, only its position, `attempts` and retry policy
+        (for the reply), and what the store prepared: not the parsed envelope.
+        """
         replies = [None] * len(lines)
-        groups = {}  # store key -> (store, [(index, envelope, policy)])
+        groups = {}  # store key -> (store, [(index, attempts, policy)], [envelope])
         for index, line in enumerate(lines):
             try:
-                text = line.decode("utf-8").lstrip("\x1e").strip()
-                envelope = json.loads(text)
+                envelope = parse_record(line)
             except (ValueError, UnicodeDecodeError) as err:
                 replies[index] = {"succeeded": False, "error": "malformed record: %s" % err}
                 continue
             if not isinstance(envelope, dict):
                 replies[index] = {"succeeded": False, "error": "malformed record: not a JSON object"}
                 continue
+            attempts = envelope.get("attempts")
             data = envelope.get("data")
             if data is None:
                 data = {}
@@ -228,28 +313,62 @@ class Archiver(object):
             try:
                 if not isinstance(data, dict):
                     raise PermanentError("invalid archiver data: must be a JSON object")
-                key, store = self._store_for(data)
+                key, store = self._cached_store(data)
             except StoreError as err:
-                replies[index] = self._failure(err, envelope, policy)
+                replies[index] = self._failure(err, attempts, policy)
                 continue
             except Exception as err:  # noqa: BLE001 - keep serving
                 replies[index] = self._failure(TransientError("%s: %s" % (type(err).__name__, err)),
-                                               envelope, policy)
+                                               attempts, policy)
                 continue
-            groups.setdefault(key, (store, []))[1].append((index, envelope, policy))
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (store, [], [])
+            group[1].append((index, attempts, policy))
+            group[2].append(envelope)
         work = []
-        for key, (store, members) in groups.items():
+        for key, (store, members, envelopes) in groups.items():
             try:
-                prepared = store.prepare([env for _, env, _ in members])
+                prepared = store.prepare(envelopes)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
                 prepared = TransientError("%s: %s" % (type(err).__name__, err))
-            work.append((store, members, prepared))
+            work.append((key, store, members, prepared))
+        return replies, work
+
+    @staticmethod
+    def merge(jobs):
+        """One job of several prepared ones (in order): one write per store for all of them."""
+        if len(jobs) == 1:
+            return jobs[0]
+        replies = []
+        work = []
+        groups = {}  # store key -> (store, members, [prepared])
+        for job_replies, job_work in jobs:
+            offset = len(replies)
+            replies.extend(job_replies)
+            for key, store, members, prepared in job_work:
+                members = [(index + offset, attempts, policy)
+                           for index, attempts, policy in members]
+                if isinstance(prepared, StoreError) or not hasattr(store, "merge"):
+                    work.append((key, store, members, prepared))
+                    continue
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = (store, [], [])
+                group[1].extend(members)
+                group[2].append(prepared)
+        for key, (store, members, prepared) in groups.items():
+            try:
+                merged = store.merge(prepared) if len(prepared) > 1 else prepared[0]
+            except Exception as err:  # noqa: BLE001 - a bug must not lose the record
+                merged = TransientError("%s: %s" % (type(err).__name__, err))
+            work.append((key, store, members, merged))
         return replies, work
 
     def finish(self, job):
         """Write a prepared batch to its stores; the complete list of replies."""
         replies, work = job
-        for store, members, prepared in work:
+        for _key, store, members, prepared in work:
             try:
                 if isinstance(prepared, StoreError):
                     raise prepared
@@ -258,16 +377,15 @@ class Archiver(object):
                 outcomes = [err] * len(members)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
                 outcomes = [TransientError("%s: %s" % (type(err).__name__, err))] * len(members)
-            for (index, envelope, policy), outcome in zip(members, outcomes):
-                replies[index] = ({"succeeded": True} if outcome is None
-                                  else self._failure(outcome, envelope, policy))
+            for (index, attempts, policy), outcome in zip(members, outcomes):
+                replies[index] = (_OK if outcome is None
+                                  else self._failure(outcome, attempts, policy))
         return replies
 
     @staticmethod
-    def _failure(error, envelope, policy):
+    def _failure(error, attempts, policy):
         reply = {"succeeded": False, "error": str(error)}
         if getattr(error, "transient", False):
-            attempts = envelope.get("attempts") if isinstance(envelope, dict) else 0
             wait = retry_wait(policy, attempts if isinstance(attempts, int) else 0)
             if wait:
                 reply["retry"] = wait
@@ -288,7 +406,7 @@ _SUCCESS = RS + b'{"succeeded":true}\n'
 
 
 def _emit(out, replies):
-    data = b"".join(_SUCCESS if r == {"succeeded": True} else
+    data = b"".join(_SUCCESS if r is _OK or r == _OK else
                     RS + json.dumps(r, separators=(",", ":")).encode("utf-8") + b"\n"
                     for r in replies)
     out.write(data)
@@ -298,66 +416,84 @@ def _emit(out, replies):
 def serve(instream=None, outstream=None, batch_max=BATCH_MAX):
     """The archive loop: until EOF on stdin. Returns the exit status (0).
 
-    Two stages overlap: this thread reads and prepares batch k+1 (parsing, records,
-    documents) while a writer thread stores batch k and emits its replies, in order.
-    At most two prepared batches wait, so memory stays bounded.
+    Two threads overlap. This one reads stdin and prepares whatever records have
+    arrived (parsing, records, rows/documents) as soon as they arrive; the writer
+    thread takes everything prepared so far (up to `batch_max` records) as one
+    write per store, then emits its replies, in order. So a lone record (what
+    pScheduler sends) is written at once, and while a write is under way the
+    records arriving meanwhile gather into the next, larger batch. At most
+    `batch_max` prepared records wait besides the batch being written: memory
+    stays bounded.
     """
     instream = instream or sys.stdin.buffer
     outstream = outstream or sys.stdout.buffer
     fd = instream.fileno()
     archiver = Archiver()
-    jobs = queue.Queue(maxsize=2)
-    broken = threading.Event()
+    cond = threading.Condition()
+    ready = []          # prepared jobs, in order: (job, number of records)
+    waiting = [0]       # records in `ready`
+    state = {"done": False, "broken": False}
 
     def writer():
         while True:
-            job = jobs.get()
-            if job is None:
-                return
-            if broken.is_set():
+            with cond:
+                while not ready and not state["done"]:
+                    cond.wait()
+                if not ready:
+                    return
+                taken, count = [], 0
+                while ready and (not taken or count + ready[0][1] <= batch_max):
+                    job, size = ready.pop(0)
+                    taken.append(job)
+                    count += size
+                waiting[0] -= count
+                cond.notify_all()
+            if state["broken"]:
                 continue
             try:
-                _emit(outstream, archiver.finish(job))
+                _emit(outstream, archiver.finish(archiver.merge(taken)))
             except (BrokenPipeError, ValueError, OSError):
-                broken.set()
+                with cond:
+                    state["broken"] = True
+                    cond.notify_all()
+
+    def submit(lines):
+        job = archiver.prepare(lines)
+        with cond:
+            while waiting[0] >= batch_max and not state["broken"]:
+                cond.wait()
+            ready.append((job, len(lines)))
+            waiting[0] += len(lines)
+            cond.notify_all()
 
     thread = threading.Thread(target=writer, name="jumbo-archive-writer")
     thread.daemon = True
     thread.start()
     buf = b""
-    pending = []
-    eof = False
     try:
-        while not broken.is_set():
-            if not eof:
-                ready, _, _ = select.select([fd], [], [], 0 if pending else None)
-                if ready:
-                    chunk = os.read(fd, 1 << 20)
-                    if chunk:
-                        buf += chunk
-                        if b"\n" in buf:
-                            parts = buf.split(b"\n")
-                            buf = parts.pop()
-                            pending.extend(p for p in parts if p.strip())
-                    else:
-                        eof = True
-                        if buf.strip():
-                            pending.append(buf)
-                        buf = b""
-                    if not eof and len(pending) < batch_max:
-                        continue
-            if pending:
-                batch, pending = pending[:batch_max], pending[batch_max:]
-                jobs.put(archiver.prepare(batch))
-            elif eof:
+        while not state["broken"]:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                if buf.strip():
+                    submit([buf])
                 break
+            buf += chunk
+            if b"\n" not in chunk:
+                continue
+            lines = buf.split(b"\n")
+            buf = lines.pop()
+            lines = [line for line in lines if line.strip()]
+            for first in range(0, len(lines), batch_max):
+                submit(lines[first:first + batch_max])
     except KeyboardInterrupt:
         pass
     finally:
-        jobs.put(None)
+        with cond:
+            state["done"] = True
+            cond.notify_all()
         thread.join()
         archiver.close()
-    if broken.is_set():
+    if state["broken"]:
         # pScheduler went away: exit quietly (and keep the final flush from complaining).
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)

@@ -368,6 +368,18 @@ class OpenSearchStore(object):
             lines.append(_json(doc))
         return outcomes, prepared, lines, types
 
+    @staticmethod
+    def merge(jobs):
+        """One prepared batch of several (in order): one bulk request for all of them."""
+        outcomes, prepared, lines, types = [], [], [], set()
+        for part_outcomes, part_prepared, part_lines, part_types in jobs:
+            offset = len(outcomes)
+            outcomes.extend(part_outcomes)
+            prepared.extend((index + offset, rec) for index, rec in part_prepared)
+            lines.extend(part_lines)
+            types.update(part_types)
+        return outcomes, prepared, lines, types
+
     def write(self, job):
         """The network half: history bulk, then latest-per-path bulk. Returns the outcomes."""
         outcomes, prepared, lines, types = job

@@ -93,7 +93,8 @@ WHERE excluded.start > latest.start
 """
 
 
-def row_values(record, raw):
+def row_values(record, raw, raw_text=None):
+    """The results row of a record; `raw_text`, when given, is `raw` as JSON text already."""
     values = [record.get(name) for name in records.FIELDS]
     for index in _BOOL_INDEXES:
         if values[index] is not None:
@@ -103,7 +104,10 @@ def row_values(record, raw):
         values[_HOPS_INDEX] = _dumps(hops)
     values.append(record["start"][:10])
     values.append(records.path_key(record))
-    values.append(_dumps(raw) if raw is not None else None)
+    if raw is None:
+        values.append(None)
+    else:
+        values.append(raw_text if raw_text is not None else _dumps(raw))
     return values
 
 
@@ -164,12 +168,29 @@ class SQLiteStore(object):
             except records.BadRecord as err:
                 outcomes[index] = PermanentError(str(err))
                 continue
-            rows.append(row_values(rec, raw))
+            # The archiver's Envelope keeps the text of `result` as it was read: no re-encoding.
+            text = getattr(item, "result_text", None) if raw is not None else None
+            if text is not None and raw is not item.get("result"):
+                text = None
+            rows.append(row_values(rec, raw, text))
             key = records.path_key(rec)
             best = latest.get(key)
             if best is None or (rec["start"], rec["id"]) >= (best[5], best[6]):
                 latest[key] = (key, rec["source"], rec["dest"], rec["ip_version"],
                                rec["test_type"], rec["start"], rec["id"])
+        return outcomes, rows, latest
+
+    @staticmethod
+    def merge(prepared):
+        """One prepared batch of several (in order), written as one transaction."""
+        outcomes, rows, latest = [], [], {}
+        for part_outcomes, part_rows, part_latest in prepared:
+            outcomes.extend(part_outcomes)
+            rows.extend(part_rows)
+            for key, entry in part_latest.items():
+                best = latest.get(key)
+                if best is None or (entry[5], entry[6]) >= (best[5], best[6]):
+                    latest[key] = entry
         return outcomes, rows, latest
 
     def write(self, prepared):
