@@ -38,7 +38,6 @@ import json
 import math
 import os
 import random
-import re
 import shutil
 import signal
 import socket
@@ -46,6 +45,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from .spec import THROUGHPUT_DEFAULTS, duration_seconds
 
 STANDARD_MTU = 1500
 JUMBO_MTU = 9000
@@ -69,28 +70,9 @@ MATHIS_C = math.sqrt(1.5)
 EXTRA_TAG = "jumbocheck"
 
 
-# The spec's defaults for the throughput object (the same as jumbo.spec.THROUGHPUT_DEFAULTS,
-# which a test checks; repeated so that this module needs nothing beyond the stdlib).
-DEFAULTS = {
-    "duration": "PT10S",
-    "omit": "PT2S",
-    "rounds": 1,
-    "parallel": 1,
-    "direction": "forward",
-    "order": "abba",
-}
-
-_DURATION = re.compile(r"^P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?"
-                       r"(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
-
-
-def seconds(text):
-    """Seconds in an ISO 8601 duration such as PT10S or PT1M30S (no years or months)."""
-    match = _DURATION.match(str(text).strip().upper()) if text else None
-    if not match or not any(match.groups()):
-        raise ValueError("%r is not an ISO 8601 duration (e.g. PT10S)" % (text,))
-    scale = (604800.0, 86400.0, 3600.0, 60.0, 1.0)
-    return sum(float(g) * f for g, f in zip(match.groups(), scale) if g is not None)
+# The spec's defaults and its duration syntax have one home: jumbo.spec.
+DEFAULTS = THROUGHPUT_DEFAULTS
+seconds = duration_seconds
 
 
 # ------------------------------------------------------------------------------------------

@@ -19,15 +19,7 @@ must see:
 import datetime
 import hashlib
 
-FIELDS = (
-    "id", "run_href", "task_href", "test_type", "tool", "start",
-    "source", "dest", "source_ip", "dest_ip", "source_site", "dest_site", "ip_version",
-    "succeeded", "error",
-    "path_mtu", "local_mtu", "target_mtu", "jumbo", "pmtud", "partial",
-    "blackhole_ttl", "blackhole_ip", "blackhole_size", "reverse_path_mtu", "reverse_pmtud",
-    "hops", "flows",
-    "throughput_standard", "throughput_jumbo", "gain", "mss", "rtt", "loss",
-)
+from jumbo.record import FIELDS
 
 TARGET = 9000
 CORE_OK = "198.19.0.1"
