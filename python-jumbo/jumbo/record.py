@@ -101,7 +101,10 @@ def parse_time(text):
         micro = int(round(float(frac) * 1e6)) if frac else 0
         if micro >= 1000000:
             micro = 999999
-        value = datetime.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro)
+        try:
+            value = datetime.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro)
+        except ValueError:
+            raise BadRecord("unreadable time %r" % (text,))
         if tz and tz != "Z":
             sign = 1 if tz[0] == "+" else -1
             digits = tz[1:].replace(":", "")
@@ -113,8 +116,31 @@ def parse_time(text):
     return value.astimezone(datetime.timezone.utc)
 
 
+# Already UTC at second precision (what pScheduler writes): only the date needs checking.
+_UTC_SECONDS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:Z|\+00:?00)?$")
+_VALID_DAYS = {}
+
+
+def _valid_day(text):
+    valid = _VALID_DAYS.get(text)
+    if valid is None:
+        try:
+            datetime.date(int(text[:4]), int(text[5:7]), int(text[8:10]))
+            valid = True
+        except ValueError:
+            valid = False
+        if len(_VALID_DAYS) > 4096:
+            _VALID_DAYS.clear()
+        _VALID_DAYS[text] = valid
+    return valid
+
+
 def iso_utc(value):
     """Canonical text of a UTC instant: second precision unless there is a fraction."""
+    if isinstance(value, str):
+        match = _UTC_SECONDS.match(value)
+        if match and _valid_day(match.group(1)):
+            return value[:19] + "Z"
     value = parse_time(value)
     if value.microsecond:
         return value.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0") + "Z"
@@ -309,6 +335,14 @@ def _jumbo_verdict(rec):
         rec["jumbo"] = rec["path_mtu"] >= (rec["target_mtu"] or DEFAULT_TARGET_MTU)
 
 
+def _hop(hop):
+    ttl, ip, mtu = hop.get("ttl"), hop.get("ip"), hop.get("mtu")
+    # Plain ints and strings (the usual case) as they are; anything else the general way.
+    return {"ttl": ttl if type(ttl) is int else _int(ttl),
+            "ip": ip if ip is None or type(ip) is str else _str(ip),
+            "mtu": mtu if type(mtu) is int else _int(mtu)}
+
+
 def _map_pmtu(rec, spec, res):
     rec["path_mtu"] = _int(res.get("path-mtu"))
     rec["local_mtu"] = _int(res.get("local-mtu"))
@@ -325,8 +359,7 @@ def _map_pmtu(rec, spec, res):
     rec["reverse_pmtud"] = _str(res.get("reverse-pmtud"))
     hops = res.get("hops")
     if isinstance(hops, list):
-        rec["hops"] = [{"ttl": _int(h.get("ttl")), "ip": _str(h.get("ip")), "mtu": _int(h.get("mtu"))}
-                       for h in hops if isinstance(h, dict)]
+        rec["hops"] = [_hop(h) for h in hops if isinstance(h, dict)]
     flows = res.get("flows")
     if isinstance(flows, list):
         flows = [f for f in flows if isinstance(f, dict)]

@@ -175,56 +175,86 @@ def store_options(data):
 
 
 class Envelope(dict):
-    """A parsed archiver record that remembers the JSON text of its `result` member.
+    """A parsed archiver record that remembers JSON text as it was read: `result_text`,
+    its `result` member (the pScheduler result object), and `result_result_text`, that
+    object's own `result` member (what the test measured); None when not an object.
 
-    Stores keep that text as the raw result instead of encoding the parsed object again.
+    Stores keep or splice that text instead of encoding the parsed object again.
     """
-    __slots__ = ("result_text",)
+    __slots__ = ("result_text", "result_result_text")
 
 
 _scan_value = json.JSONDecoder().scan_once
 _WS = re.compile(r"[ \t\n\r]*")
+_SPACE = frozenset(" \t\n\r")  # note: "" (end of text) is not in it
 
 
 class _Irregular(Exception):
     pass
 
 
-def _parse_envelope(text):
-    """The top-level object member by member (values by the json module's own scanner)."""
+def _parse_object(text, index, obj, depth):
+    """Parse the object at text[index] ("{") into `obj`, member by member (values by the
+    json module's own scanner). Returns (end, text of member `result`, text of its
+    `result` member); members named `result` are followed `depth` objects deep."""
     ws = _WS.match
-    if not text.startswith("{"):
-        raise _Irregular()
-    envelope = Envelope()
-    envelope.result_text = None
-    index = ws(text, 1).end()
+    result_text = inner_text = None
+    index += 1
+    if text[index:index + 1] in _SPACE:
+        index = ws(text, index).end()
     if text[index:index + 1] == "}":
-        index += 1
-    else:
-        while True:
-            if text[index:index + 1] != '"':
-                raise _Irregular()
-            key, index = scanstring(text, index + 1)
+        return index + 1, None, None
+    while True:
+        if text[index:index + 1] != '"':
+            raise _Irregular()
+        key, index = scanstring(text, index + 1)
+        if text[index:index + 1] != ":":
             index = ws(text, index).end()
             if text[index:index + 1] != ":":
                 raise _Irregular()
-            start = ws(text, index + 1).end()
-            try:
-                value, index = _scan_value(text, start)
-            except StopIteration:
-                raise _Irregular()
-            envelope[key] = value
-            if key == "result":
-                envelope.result_text = text[start:index]
+        start = index + 1
+        if text[start:start + 1] in _SPACE:
+            start = ws(text, start).end()
+        if key == "result":
+            if depth and text[start:start + 1] == "{":
+                value = {}
+                index, inner_text, _ = _parse_object(text, start, value, depth - 1)
+            else:
+                value, index = _value(text, start)
+                inner_text = None
+            result_text = text[start:index]
+            if not isinstance(value, dict):
+                result_text = None
+        else:
+            value, index = _value(text, start)
+        obj[key] = value
+        separator = text[index:index + 1]
+        if separator in _SPACE:
             index = ws(text, index).end()
             separator = text[index:index + 1]
-            index += 1
-            if separator == "}":
-                break
-            if separator != ",":
-                raise _Irregular()
-            index = ws(text, index).end()
-    if index != len(text):
+        index += 1
+        if separator == ",":
+            if text[index:index + 1] in _SPACE:
+                index = ws(text, index).end()
+            continue
+        if separator == "}":
+            return index, result_text, inner_text
+        raise _Irregular()
+
+
+def _value(text, index):
+    try:
+        return _scan_value(text, index)
+    except StopIteration:
+        raise _Irregular()
+
+
+def _parse_envelope(text):
+    if not text.startswith("{"):
+        raise _Irregular()
+    envelope = Envelope()
+    end, envelope.result_text, envelope.result_result_text = _parse_object(text, 0, envelope, 1)
+    if end != len(text):
         raise _Irregular()
     return envelope
 

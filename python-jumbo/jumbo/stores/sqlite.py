@@ -28,6 +28,7 @@ Query examples for the report:
 """
 
 import json
+import operator
 import os
 import sqlite3
 
@@ -93,9 +94,16 @@ WHERE excluded.start > latest.start
 """
 
 
-def row_values(record, raw, raw_text=None):
-    """The results row of a record; `raw_text`, when given, is `raw` as JSON text already."""
-    values = [record.get(name) for name in records.FIELDS]
+_FIELD_VALUES = operator.itemgetter(*records.FIELDS)
+
+
+def row_values(record, raw, raw_text=None, path=None):
+    """The results row of a record; `raw_text`, when given, is `raw` as JSON text already;
+    `path`, when given, is records.path_key(record)."""
+    try:
+        values = list(_FIELD_VALUES(record))
+    except KeyError:
+        values = [record.get(name) for name in records.FIELDS]
     for index in _BOOL_INDEXES:
         if values[index] is not None:
             values[index] = 1 if values[index] else 0
@@ -103,7 +111,7 @@ def row_values(record, raw, raw_text=None):
     if hops is not None:
         values[_HOPS_INDEX] = _dumps(hops)
     values.append(record["start"][:10])
-    values.append(records.path_key(record))
+    values.append(path if path is not None else records.path_key(record))
     if raw is None:
         values.append(None)
     else:
@@ -172,8 +180,8 @@ class SQLiteStore(object):
             text = getattr(item, "result_text", None) if raw is not None else None
             if text is not None and raw is not item.get("result"):
                 text = None
-            rows.append(row_values(rec, raw, text))
             key = records.path_key(rec)
+            rows.append(row_values(rec, raw, text, key))
             best = latest.get(key)
             if best is None or (rec["start"], rec["id"]) >= (best[5], best[6]):
                 latest[key] = (key, rec["source"], rec["dest"], rec["ip_version"],
