@@ -146,8 +146,7 @@ LATEST_MAPPING = {"dynamic": False,
                   "properties": dict(JUMBO_PROPERTIES, **{"@timestamp": DATE})}
 
 
-def _json(value):
-    return json.dumps(value, separators=(",", ":"))
+_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class OpenSearchStore(object):
@@ -357,10 +356,11 @@ class OpenSearchStore(object):
         for index, item in enumerate(items):
             try:
                 rec, raw = records.normalize(item)
-                ptype, text = document_json(rec, raw, item)
+                doc = document(rec, raw, item)
             except records.BadRecord as err:
                 outcomes[index] = PermanentError(str(err))
                 continue
+            ptype = doc["test"]["type"]
             action = actions.get(ptype)
             if action is None:
                 types.add(ptype)
@@ -368,7 +368,7 @@ class OpenSearchStore(object):
                     self.name("pscheduler_" + ptype))
             prepared.append((index, rec))
             lines.append(action + _json(rec["id"]) + "}}")
-            lines.append(text)
+            lines.append(_json(doc))
         return outcomes, prepared, lines, types
 
     @staticmethod
@@ -637,38 +637,6 @@ def document(rec, raw, original=None):
                 schedule[key] = _seconds(schedule[key])
         doc["schedule"] = schedule
     return doc
-
-
-_RAW = "\x00jumbo-raw-result\x00"
-_RAW_JSON = _json(_RAW)
-
-
-def document_json(rec, raw, original=None):
-    """(test type, JSON text) of document(): the measured result's text is spliced in as
-    the archiver read it (jumbo.stores.archiver.Envelope) instead of encoded again."""
-    doc = document(rec, raw, original)
-    ptype = doc["test"]["type"]
-    text = getattr(original, "result_result_text", None)
-    result = raw.get("result") if isinstance(raw, dict) else None
-    if (text is None or not result or not isinstance(original, dict)
-            or original.get("result") is not raw):
-        return ptype, _json(doc)
-    body = doc.pop("result")
-    if ptype == "pmtu":
-        # result verbatim plus what document() added (mtu, succeeded when absent).
-        if "mtu" in result:
-            doc["result"] = body
-            return ptype, _json(doc)
-        extra = "".join(",%s:%s" % (_json(key), _json(body[key]))
-                        for key in body if key not in result)
-        text = text[:-1] + extra + "}"
-        doc["result"] = _RAW
-    else:
-        body["json"] = _RAW
-        doc["result"] = body
-    encoded = _json(doc)
-    cut = encoded.rfind(_RAW_JSON)
-    return ptype, encoded[:cut] + text + encoded[cut + len(_RAW_JSON):]
 
 
 def envelope_of(doc):
