@@ -104,6 +104,55 @@ def test_archive_sqlite_bad_records_keep_serving(tmp_path):
     assert "retry" not in replies[0] and "malformed" in replies[0]["error"]
 
 
+def test_archive_burst_replies_in_order_across_batches(tmp_path):
+    """Records that arrive together are prepared in pieces and written in merged batches:
+    still one reply per record, in order, each record's own outcome, a repeat stored once,
+    and the newest result of a path wins even when an older one arrives later."""
+    urls = ["sqlite:///%s" % (tmp_path / "one.db"), "sqlite:///%s" % (tmp_path / "two.db")]
+    lines, expected = [], []
+    stored = [set(), set()]    # run hrefs per store
+    newest = [{}, {}]          # dest -> run href of the newest result per store
+    for i in range(450):
+        which = i % 2
+        env = samples.pmtu_envelope(i, dest="ps-%d" % (i % 7), minutes=i)
+        env["data"] = {"_url": urls[which]}
+        if i % 37 == 5:
+            lines.append(RS + '{"data": {"_url": "%s"}, "result": {broken\n' % urls[which])
+            expected.append(False)
+            continue
+        if i % 53 == 7:
+            env["result"]["test"] = {"type": "dns", "spec": {}}
+            expected.append(False)
+        else:
+            expected.append(True)
+            stored[which].add(env["run-href"])
+            newest[which]["ps-%d" % (i % 7)] = env["run-href"]
+        lines.append(RS + json.dumps(env) + "\n")
+        if i % 50 == 9 and expected[-1]:
+            lines.append(lines[-1])           # a repeat: succeeds, stored once
+            expected.append(True)
+    # An older result of path ps-0 after the newer ones: stored, but not the latest.
+    late = samples.pmtu_envelope(0, dest="ps-0", minutes=-5, path_mtu=1500)
+    late["data"] = {"_url": urls[0]}
+    lines.append(RS + json.dumps(late) + "\n")
+    expected.append(True)
+    stored[0].add(late["run-href"])
+    proc = subprocess.Popen([harness.method_path("archiver", "jumbo", "archive")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=harness.plugin_env(),
+                            universal_newlines=True)
+    out, _ = proc.communicate("".join(lines), timeout=60)
+    replies = [json.loads(line.lstrip(RS)) for line in out.split("\n") if line]
+    assert proc.returncode == 0 and len(replies) == len(lines)
+    assert [r["succeeded"] for r in replies] == expected
+    for reply, ok in zip(replies, expected):
+        assert ok or ("retry" not in reply and reply["error"])
+    for url, runs, latest_runs in zip(urls, stored, newest):
+        store = open_store(url)
+        assert store.count() == len(runs)
+        assert {r["dest"]: r["run_href"] for r in store.latest()} == latest_runs
+        store.close()
+
+
 def test_archive_latest_and_retry_policy(opensearch_url):
     prefix = "a%s_" % uuid.uuid4().hex[:8]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
