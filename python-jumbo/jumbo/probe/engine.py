@@ -265,9 +265,11 @@ class Engine(object):
                 return
             self.round(items, pace=False)
             known = set(f.search.result() for f in flows if f.search.done())
+            holes = set(f.search.hole() for f in flows if f.search.done()) - {None}
             for flow in flows:
                 if flow.search is not None and known:
                     flow.search.confirmed_elsewhere |= known
+                    flow.search.holes_elsewhere |= holes
                     if flow.search.rounds:
                         flow.search.priors |= known
 
@@ -281,7 +283,9 @@ class Engine(object):
             while hop is None and time.monotonic() < self.deadline and tries < 4:
                 tries += 1
                 sizes = [current, small] if current != small else [small]
-                probes = self.round([(flow, s, ttl) for s in sizes])
+                # Routers answer TTL-limited probes; only a probe reaching the dest spends
+                # its answer budget: wait for it only when a try came back empty.
+                probes = self.round([(flow, s, ttl) for s in sizes], pace=tries > 1)
                 b = probes[0]
                 s = probes[-1]
                 if b.outcome in (tp.TTL, tp.ARRIVED):
@@ -407,9 +411,11 @@ class Engine(object):
         secondary = flows[1:]
         if secondary:
             known = set(f.search.result() for f in flows if f.search.done())
+            holes = set(f.search.hole() for f in flows if f.search.done()) - {None}
             for flow in secondary:
                 flow.search.priors |= known
                 flow.search.confirmed_elsewhere |= known
+                flow.search.holes_elsewhere |= holes
             self._search_rounds(secondary, SECONDARY_ROUNDS)
 
         # Where do big packets vanish? One TTL scan per distinct black-holed size.

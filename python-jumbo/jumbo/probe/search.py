@@ -35,6 +35,7 @@ class SizeSearch(object):
         self.hints = set()        # useful PTB MTU values
         self.priors = set(p for p in priors if min_size <= p <= local_max)
         self.confirmed_elsewhere = set()  # boundaries other flows have confirmed
+        self.holes_elsewhere = set()      # sizes other flows confirmed vanishing silently
         candidates = set(p for p in plateaus if min_size <= p <= local_max)
         if target and min_size <= target <= local_max:
             candidates.add(target)
@@ -132,7 +133,10 @@ class SizeSearch(object):
 
     def need(self, size=None):
         """Ordered silences that make a failure of `size` (default: hi) a fact."""
-        if self.lo is not None and self.lo in self.confirmed_elsewhere and not self.loss_seen:
+        if self.lo is not None and self.lo in self.confirmed_elsewhere and not self.loss_seen \
+                and self.lo + 1 in self.holes_elsewhere:
+            # Another flow proved the same black hole: one ordered silence agrees with it.
+            # (A silence where another flow met a PTB is more likely a lost PTB.)
             return 1
         need = self.base_need
         if self.loss_seen:
@@ -163,6 +167,10 @@ class SizeSearch(object):
 
         Returns (complete, holes, sizes to probe next)."""
         holes = []
+        if self.lo < self.local_max and self.hi not in self.answered:
+            # The size just above the path MTU vanishes silently: whatever the stages above
+            # do, a sender ends up there and stalls, and no smaller size can vanish.
+            return True, [self.hi], None
         top = self.local_max
         while top > self.lo:
             if top in self.answered:
@@ -285,9 +293,7 @@ class SizeSearch(object):
                 sizes = [pick[0] + 1, pick[0]] if pick[0] + 1 < self.hi else [pick[0]]
             elif self.hi - 1 > self.min_size:
                 sizes = [(self.hi + self.min_size) // 2]
-            if self.priors and self.rounds == 2 and sizes:
-                # Optimistic once: other flows make an arrival likely, save the sentinel.
-                return _clean(sizes, self.hi)
+            # Without an arrival after them, silences are no evidence: always the sentinel.
             return _clean(sizes + [self.min_size], self.hi)
         if self.hi == self.lo + 1:
             return [self.hi, self.lo]
