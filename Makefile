@@ -4,7 +4,7 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test setup unit compat rpm deb bench clean
+.PHONY: demo test setup compat rpm deb bench bench-probe bench-archive bench-report clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
@@ -26,8 +26,17 @@ rpm: setup
 deb: setup
 	bash scripts/build-deb.sh
 
-bench: setup
-	$(PYTHON) -m bench $(BENCH_ARGS)
+# Benchmarks: never part of `make test`. Each prints its ratios/targets side by side.
+bench: bench-probe bench-archive bench-report
+
+bench-probe: setup
+	$(PYTHON) -m bench probe $(BENCH_ARGS)
+
+bench-archive: setup
+	$(PYTHON) -m bench archive $(BENCH_ARGS)
+
+bench-report: setup
+	$(PYTHON) -m bench report $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist var .pytest_cache
