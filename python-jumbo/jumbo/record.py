@@ -167,6 +167,8 @@ def duration_seconds(text):
 
 
 def _int(value):
+    if type(value) is int:  # the usual case first (bool is not int here)
+        return value
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -185,9 +187,7 @@ def _num(value):
 
 
 def _str(value):
-    if value is None:
-        return None
-    if isinstance(value, str):
+    if type(value) is str or isinstance(value, str):
         return value
     return None
 
