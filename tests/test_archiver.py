@@ -39,7 +39,7 @@ def test_enumerate_and_data_is_valid():
     enum = harness.invoke("archiver", "jumbo", "enumerate").sql_json()
     assert enum["name"] == "jumbo" and "scheduling-class" not in enum
     assert data_is_valid({})["valid"]
-    assert data_is_valid({"schema": 1, "_url": "sqlite:////var/lib/pscheduler/jumbo.db",
+    assert data_is_valid({"schema": 1, "_url": "sqlite:////var/lib/jumbo/jumbo.db",
                           "retry-policy": [{"attempts": 2, "wait": "PT1M"}]})["valid"]
     assert data_is_valid({"_url": "https://archive:9200", "_auth": {"username": "w", "password": "p"},
                           "verify-ssl": True, "timeout": "PT20S"})["valid"]

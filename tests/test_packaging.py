@@ -136,6 +136,8 @@ def test_rpm_plugin_files_and_modes(rpms, pkg):
     dest = "%s/%s/%s" % (RPM_CLASSES, cls, name)
     assert stat.S_ISDIR(files.pop(dest))
     if pkg == "pscheduler-archiver-jumbo":  # the coordinator's template and dashboards ride along
+        # and the embedded store's directory (the archiver's default store)
+        assert stat.S_ISDIR(files.pop("/var/lib/jumbo"))
         docs = {f: m for f, m in files.items() if f.startswith("/usr/share/doc/")}
         for f, m in docs.items():
             del files[f]
@@ -353,3 +355,16 @@ def test_deb_unpacked_plugins_run_on_packaged_library(debs, tmp_path):
         _run(["dpkg-deb", "-x", path, str(tmp_path)])
     sitelib = os.path.join(str(tmp_path), DEB_SITELIB.lstrip("/"))
     assert _check_unpacked_plugins(str(tmp_path), DEB_CLASSES, sitelib) == 3
+
+
+def test_store_directory_belongs_to_the_archiver_daemon(rpms, debs, tmp_path):
+    """The default embedded store, /var/lib/jumbo/jumbo.db, is written as `pscheduler`."""
+    owners = _run(["rpm", "-qp", "--queryformat", "[%{FILEUSERNAME}:%{FILEGROUPNAME} %{FILENAMES}\\n]",
+                   rpms["pscheduler-archiver-jumbo"]])
+    assert "pscheduler:pscheduler /var/lib/jumbo" in owners.splitlines()
+    ctrl = tmp_path / "ctrl"
+    _run(["dpkg-deb", "-e", debs["pscheduler-archiver-jumbo"], str(ctrl)])
+    with open(str(ctrl / "postinst")) as f:
+        script = f.read()
+    assert "install -d -m 0755 /var/lib/jumbo" in script
+    assert "chown pscheduler:pscheduler /var/lib/jumbo" in script

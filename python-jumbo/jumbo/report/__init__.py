@@ -2,7 +2,7 @@
 
 Library API:
     from jumbo.report import build_report
-    report = build_report("sqlite:///var/lib/pscheduler/jumbo.db", target=9000)
+    report = build_report("sqlite:////var/lib/jumbo/jumbo.db", target=9000)
 
 `queries_sqlite` / `queries_opensearch` answer the report's questions inside the store,
 `model` turns the answers into the report dict, `render` / `html` format it, `cli` is the

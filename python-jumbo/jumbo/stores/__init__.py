@@ -1,6 +1,6 @@
 """Archive stores behind one small interface; a URL picks the store.
 
-    store = open_store("sqlite:////var/lib/pscheduler/jumbo.db")
+    store = open_store("sqlite:////var/lib/jumbo/jumbo.db")
     store = open_store("https://user:pass@archive.example.org:9200", verify_ssl=True)
 
     outcomes = store.put_many(items)   # one outcome per item: None (stored) or a StoreError
@@ -27,7 +27,7 @@ URLs:
 from urllib.parse import urlsplit
 
 # Where results go when the archive data names no `_url` (the embedded store on a node).
-DEFAULT_STORE_URL = "sqlite:////var/lib/pscheduler/jumbo.db"
+DEFAULT_STORE_URL = "sqlite:////var/lib/jumbo/jumbo.db"
 DEFAULT_STORE_ENV = "JUMBO_DEFAULT_STORE"
 
 SCHEMES = ("sqlite", "http", "https")

@@ -5,7 +5,7 @@ Archive data (schema 1), every key optional:
   schema        1
   _url          the store: sqlite:///PATH or http(s)://[user:pass@]HOST[:PORT][/path][?prefix=P]
                 (private: may carry credentials). Absent: the embedded default store
-                sqlite:////var/lib/pscheduler/jumbo.db (env JUMBO_DEFAULT_STORE overrides).
+                sqlite:////var/lib/jumbo/jumbo.db (env JUMBO_DEFAULT_STORE overrides).
   _auth         {"username": "...", "password": "..."}  HTTP basic auth for OpenSearch
   _api-key      "..."  sent as "Authorization: ApiKey ..." (not together with _auth)
   verify-ssl    boolean, default true (TLS certificate and host name checked)

@@ -1,7 +1,7 @@
 """The embedded store: one SQLite file, the library's own schema.
 
 URL: sqlite:///relative/path.db or sqlite:////absolute/path.db (node default
-/var/lib/pscheduler/jumbo.db). Safe for concurrent writers: WAL journal, a busy
+/var/lib/jumbo/jumbo.db). Safe for concurrent writers: WAL journal, a busy
 timeout (30 s), each batch one IMMEDIATE transaction. A write that still finds
 the database locked is a transient error (the archiver retries).
 
