@@ -78,8 +78,9 @@ class _Bucket(object):
         return self.tokens
 
     def take(self):
+        # An answer came, so the dest had a token: the model never goes below empty.
         self.level()
-        self.tokens -= 1.0
+        self.tokens = max(self.tokens - 1.0, 0.0)
 
     def empty(self):
         self.level()

@@ -36,6 +36,7 @@ class SizeSearch(object):
         self.priors = set(p for p in priors if min_size <= p <= local_max)
         self.confirmed_elsewhere = set()  # boundaries other flows have confirmed
         self.holes_elsewhere = set()      # sizes other flows confirmed vanishing silently
+        self.unproven = set()     # silences with nothing answered after them: ask again
         candidates = set(p for p in plateaus if min_size <= p <= local_max)
         if target and min_size <= target <= local_max:
             candidates.add(target)
@@ -84,12 +85,12 @@ class SizeSearch(object):
             self.losses += 1
             return
         if not ptb and not ordered:
-            if self.lo is None or size in self.confirmed_elsewhere:
-                # Nothing has crossed yet (the minimum is not assumed to cross), or another
-                # flow proved this size crosses: an unproven silence is no evidence here
-                # (loss, or the dest's rate limit). Ask again instead.
-                self.loss_seen = True
-                return
+            # Nothing answered after it: loss, the dest's spent answer budget or an MTU limit
+            # look the same. No evidence; ask again with an answered size after it. (Before
+            # anything crossed, not even the minimum is assumed to cross.)
+            if self.lo is not None:
+                self.unproven.add(size)
+            return
         self.failed.add(size)
         self.hi = min(self.hi, size)
         if ptb:
@@ -145,6 +146,10 @@ class SizeSearch(object):
             rate = (self.losses + 1.0) / (self.losses + self.arrivals + 2.0)
             need = max(need + 1, min(6, int(math.ceil(math.log(1e-3) / math.log(rate)))))
         size = self.hi if size is None else size
+        if size - 1 not in self.plateaus and size - 1 not in self.hints \
+                and size - 1 not in self.priors:
+            # A path MTU no link type has and no PTB named: one more repetition.
+            need += 1
         if size < min(1280, self.local_max):
             # Below the IPv6 minimum no real path narrows: such a boundary is far more likely
             # loss than an MTU, so it takes one more repetition.
@@ -260,6 +265,12 @@ class SizeSearch(object):
 
     def next_round(self):
         """Sizes to send next, largest first (empty when done)."""
+        retry = sorted(s for s in self.unproven if self.lo < s < self.hi) \
+            if self.lo is not None else []
+        self.unproven = set()
+        if retry and not self.done():
+            self.rounds += 1
+            return [retry[0], self.lo]
         if self._boundary_done():
             complete, _holes, sizes = self._stages()
             if complete:
@@ -303,11 +314,17 @@ class SizeSearch(object):
             pick = self._between(group)
             if pick:
                 size = pick[0]
-                return [size + 1, size] if size + 1 < self.hi else [self.hi, size]
+                sizes = [size + 1, size] if size + 1 < self.hi else [self.hi, size]
+                if group is self.plateaus:
+                    # A guess, unlike a PTB's MTU: the proven size last, so that the pair
+                    # going silent is evidence at once.
+                    sizes.append(self.lo)
+                return sizes
         span = self.hi - self.lo
         parts = 2 if self.arrival_limited else 3
         points = sorted(set(self.lo + span * j // parts for j in range(1, parts)), reverse=True)
-        return _clean(points, self.hi, self.lo)
+        # The proven size last: a silence above it is then evidence at once.
+        return _clean(points, self.hi, self.lo) + [self.lo]
 
 
 def _clean(sizes, hi, lo=None):
