@@ -217,7 +217,10 @@ class Engine(object):
                             # for it to refill rather than spend rounds on silence.
                             self.bucket.empty()
                     else:
-                        if limited and not ordered and probe.size == self.min_size:
+                        if limited and not ordered and probe.size == self.min_size \
+                                and self.srtt is not None:
+                            # The dest answered before (other flows, other probes) but not
+                            # the minimum size now: its budget is spent, or this was lost.
                             self.bucket.empty()
                         search.failed_sign(probe.size, ordered=ordered)
         return probes
