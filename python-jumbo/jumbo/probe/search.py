@@ -314,12 +314,10 @@ class SizeSearch(object):
             pick = self._between(group)
             if pick:
                 size = pick[0]
-                sizes = [size + 1, size] if size + 1 < self.hi else [self.hi, size]
-                if group is self.plateaus:
-                    # A guess, unlike a PTB's MTU: the proven size last, so that the pair
-                    # going silent is evidence at once.
-                    sizes.append(self.lo)
-                return sizes
+                # No proven size after the pair: the smaller one usually arrives (each
+                # arrival spends the dest's answer budget); if both go silent they are asked
+                # again with the proven size after them.
+                return [size + 1, size] if size + 1 < self.hi else [self.hi, size]
         span = self.hi - self.lo
         parts = 2 if self.arrival_limited else 3
         points = sorted(set(self.lo + span * j // parts for j in range(1, parts)), reverse=True)
