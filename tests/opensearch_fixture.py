@@ -61,3 +61,13 @@ def opensearch_url():
     yield node.url
     if started_here:
         node.stop()
+
+
+def drop_prefix(store, prefix):
+    """Remove everything a test wrote under its index prefix (data streams, indices, templates)
+    and close the store: the shared test node stays clean between tests."""
+    store.request("DELETE", "/_data_stream/%s*" % prefix)
+    store.request("DELETE", "/%s*" % prefix)
+    for name, _ in store.templates():
+        store.request("DELETE", "/_index_template/" + name)
+    store.close()

@@ -24,7 +24,7 @@ import pytest
 import harness
 from jumbo import record as records
 from jumbo.stores import open_store, samples
-from opensearch_fixture import OpenSearchNode, java_available
+from opensearch_fixture import OpenSearchNode, drop_prefix, java_available
 
 RS = "\x1e"
 
@@ -171,15 +171,7 @@ def test_archive_latest_and_retry_policy(opensearch_url):
     assert not outcome.succeeded and outcome.attempts == 4
     assert [r.get("retry") for r in outcome.replies] == ["PT1S", "PT1S", "PT2S", None]
     assert "exhausted" in outcome.replies[-1]["error"]
-    _cleanup(store, prefix)
-
-
-def _cleanup(store, prefix):
-    store.request("DELETE", "/_data_stream/%s*" % prefix)
-    store.request("DELETE", "/%s*" % prefix)
-    for name, _ in store.templates():
-        store.request("DELETE", "/_index_template/" + name)
-    store.close()
+    drop_prefix(store, prefix)
 
 
 class ArchiveProcess(object):
@@ -238,7 +230,7 @@ def test_archive_server_stopped_mid_stream_then_restarted():
     ids = store.search("pscheduler_pmtu", {"size": 0, "aggs": {"ids": {"cardinality": {
         "field": "jumbo.id"}}}})["aggregations"]["ids"]["value"]
     assert ids == 10
-    _cleanup(store, prefix)
+    drop_prefix(store, prefix)
     node.stop()
 
 
@@ -356,6 +348,6 @@ def test_archive_auth_tls_and_429(opensearch_url, certificate):
         assert store.count("pmtu") == 3
         ids = {r["id"] for r in store.latest()}
         assert records.normalize(envs[2])[0]["id"] in ids
-        _cleanup(store, prefix)
+        drop_prefix(store, prefix)
     finally:
         proxy.close()

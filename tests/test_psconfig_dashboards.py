@@ -16,6 +16,7 @@ import uuid
 import pytest
 
 from jumbo.stores import open_store, samples
+from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DASHBOARD = os.path.join(ROOT, "dashboards", "grafana-pmtu.json")
@@ -162,11 +163,7 @@ def archive(opensearch_url):
         return store.search("pscheduler*", request)
 
     yield search
-    store.request("DELETE", "/_data_stream/%s*" % prefix)
-    store.request("DELETE", "/%s*" % prefix)
-    for name, _ in store.templates():
-        store.request("DELETE", "/_index_template/" + name)
-    store.close()
+    drop_prefix(store, prefix)
 
 
 def _panel(title):

@@ -22,6 +22,7 @@ from jumbo.report.cli import main as cli_main
 from jumbo.report.queries import open_store as open_queries
 from jumbo.report.render import to_csv, to_json, to_text
 from jumbo.report.html import to_html
+from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "python-jumbo")]))
@@ -65,11 +66,7 @@ def os_url(request, records):
     yield url
     from jumbo.stores import open_store
     store = open_store(url)
-    store.request("DELETE", "/_data_stream/%s*" % prefix)
-    store.request("DELETE", "/%s*" % prefix)
-    for name, _ in store.templates():
-        store.request("DELETE", "/_index_template/" + name)
-    store.close()
+    drop_prefix(store, prefix)
 
 
 @pytest.fixture(params=["sqlite", "opensearch"])
@@ -503,11 +500,7 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
             from jumbo.stores import open_store
             store = open_store(url)
             prefix = url.split("prefix=")[1]
-            store.request("DELETE", "/_data_stream/%s*" % prefix)
-            store.request("DELETE", "/%s*" % prefix)
-            for name, _ in store.templates():
-                store.request("DELETE", "/_index_template/" + name)
-            store.close()
+            drop_prefix(store, prefix)
 
 
 def test_opensearch_without_latest_index(opensearch_url):
@@ -527,11 +520,7 @@ def test_opensearch_without_latest_index(opensearch_url):
         assert sorted((b["source"], b["dest"]) for b in r["blackholes"]) == truth["blackholes"]
         assert r["gains"]["paths"] > 0 and r["expected_gains"]["paths"] > 0
     finally:
-        store.request("DELETE", "/_data_stream/%s*" % prefix)
-        store.request("DELETE", "/%s*" % prefix)
-        for name, _ in store.templates():
-            store.request("DELETE", "/_index_template/" + name)
-        store.close()
+        drop_prefix(store, prefix)
 
 
 def test_opensearch_without_latency_data(opensearch_url):
@@ -549,8 +538,4 @@ def test_opensearch_without_latency_data(opensearch_url):
         proc = run_cli("--store", url)
         assert proc.returncode == 0, proc.stderr
     finally:
-        store.request("DELETE", "/_data_stream/%s*" % prefix)
-        store.request("DELETE", "/%s*" % prefix)
-        for name, _ in store.templates():
-            store.request("DELETE", "/_index_template/" + name)
-        store.close()
+        drop_prefix(store, prefix)

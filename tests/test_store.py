@@ -12,6 +12,7 @@ import pytest
 from jumbo import record as records
 from jumbo.stores import PermanentError, open_store, samples
 from jumbo.stores import replay as replay_mod
+from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -118,11 +119,7 @@ def os_store(opensearch_url):
     prefix = "t%s_" % uuid.uuid4().hex[:8]
     store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
     yield store
-    store.request("DELETE", "/_data_stream/%s*" % prefix)
-    store.request("DELETE", "/%s*" % prefix)
-    for name, _ in store.templates():
-        store.request("DELETE", "/_index_template/" + name)
-    store.close()
+    drop_prefix(store, prefix)
 
 
 def test_opensearch_idempotent_layout_and_mapping(os_store):
