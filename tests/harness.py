@@ -38,6 +38,7 @@ JSON the way the server reads it:
                                       newline loses its closing brace
 """
 
+import atexit
 import datetime
 import json
 import math
@@ -284,8 +285,23 @@ def _iso(moment):
     return moment.replace(microsecond=0).isoformat()
 
 
+# Every run's private TMPDIR until it is removed: a caller interrupted while runs go on in
+# its (daemon) threads never reaches their cleanup, so the interpreter's exit does it.
+_live_tmpdirs = set()
+
+
+def _remove_tmpdirs(paths=None):
+    for path in list(_live_tmpdirs if paths is None else paths):
+        shutil.rmtree(path, ignore_errors=True)
+        _live_tmpdirs.discard(path)
+
+
+atexit.register(_remove_tmpdirs)
+
+
 def _private_tmpdir(user):
     path = tempfile.mkdtemp(prefix="jumbo-run-")
+    _live_tmpdirs.add(path)
     if user is not None:
         entry = pwd.getpwnam(user)
         os.chown(path, entry.pw_uid, entry.pw_gid)
@@ -344,12 +360,14 @@ def run_tool_participants(tool, test, participants, start_in=5.0, test_type="pmt
             outcome.runs[i] = invoke("tool", tool, "run", stdin=d, user=u, netns=n,
                                      timeout=lim, env={"TMPDIR": t})
         threads.append(threading.Thread(target=go))
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for tmpdir in tmpdirs:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        # The runner deletes each run's TMPDIR whatever happens.
+        _remove_tmpdirs(tmpdirs)
 
     # The lead's view: its own output as the runner read it, the others fetched unkeyed.
     # Each runner turns a failed `run` into a failure result; a non-lead's silent or

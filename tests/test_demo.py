@@ -1,11 +1,13 @@
 """`make demo` end to end, in its quick mode: measured, archived, reported, checked, torn down."""
 
+import glob
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -114,6 +116,7 @@ def test_ctrl_c_tears_the_lab_down(tmp_path, signum):
                             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             universal_newlines=True)
     prefix = "jl%d-" % proc.pid
+    run_dirs_before = set(glob.glob(os.path.join(tempfile.gettempdir(), "jumbo-run-*")))
     lines = []
     try:
         deadline = time.monotonic() + 90
@@ -138,6 +141,8 @@ def test_ctrl_c_tears_the_lab_down(tmp_path, signum):
     assert "interrupted" in output
     assert "Traceback" not in output
     assert _namespaces(prefix) == []
+    # Each interrupted run's private TMPDIR is gone too, as the runner would remove it.
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "jumbo-run-*"))) <= run_dirs_before
     # Nothing the demo started is left running inside the lab either.
     left = subprocess.run(["pgrep", "-f", prefix], stdout=subprocess.PIPE,
                           universal_newlines=True).stdout.split()
