@@ -617,6 +617,14 @@ class Demo(object):
             return 0
         return len(wanted & latest)
 
+    def _share_check(self, label, measured, expected, detail):
+        """One headline share of the report against the lab's truth; says so, returns ok."""
+        good = measured is not None and expected is not None and abs(measured - expected) < 1e-6
+        shown = "%.3f" % measured if isinstance(measured, (int, float)) else measured
+        self.say("   report %s: %s, truth %.3f (%s) %s" % (
+            label, shown, expected or 0, detail, "ok" if good else "MISMATCH"))
+        return good
+
     def _check_report(self, measured):
         truth = checks.headline_truth(self.topology, [
             (t.source, t.dest, bool(t.spec.get("reverse"))) for t in measured if t.archived])
@@ -631,27 +639,13 @@ class Demo(object):
         capable = report.get("capable")
         if isinstance(capable, dict):
             capable = capable.get("share", capable.get("value"))
-        good = capable is not None and truth["capable"] is not None and \
-            abs(capable - truth["capable"]) < 1e-6
-        ok = ok and good
-        self.say("   report jumbo-capable share: %s, truth %.3f (%d/%d) %s" % (
-            "%.3f" % capable if isinstance(capable, (int, float)) else capable,
-            truth["capable"] or 0, truth["capable-paths"], truth["paths"],
-            "ok" if good else "MISMATCH"))
-        used = report.get("used")
-        good = used is not None and truth["used"] is not None and abs(used - truth["used"]) < 1e-6
-        ok = ok and good
-        self.say("   report traffic-weighted share: %s, truth %.3f (%d of %d TB/week) %s" % (
-            "%.3f" % used if isinstance(used, (int, float)) else used, truth["used"] or 0,
-            truth["used-tb"], truth["volume-tb"], "ok" if good else "MISMATCH"))
-        configured = report.get("configured")
-        good = configured is not None and truth["configured"] is not None and \
-            abs(configured - truth["configured"]) < 1e-6
-        ok = ok and good
-        self.say("   report configured hosts: %s, truth %.3f (%d/%d hosts with MTU >= 9000) %s" % (
-            "%.3f" % configured if isinstance(configured, (int, float)) else configured,
-            truth["configured"] or 0, truth["configured-hosts"], truth["hosts"],
-            "ok" if good else "MISMATCH"))
+        ok = self._share_check("jumbo-capable share", capable, truth["capable"], "%d/%d" % (
+            truth["capable-paths"], truth["paths"])) and ok
+        ok = self._share_check("traffic-weighted share", report.get("used"), truth["used"],
+                               "%d of %d TB/week" % (truth["used-tb"], truth["volume-tb"])) and ok
+        ok = self._share_check("configured hosts", report.get("configured"), truth["configured"],
+                               "%d/%d hosts with MTU >= 9000" % (truth["configured-hosts"],
+                                                                 truth["hosts"])) and ok
         # By site (the reference every result carries); hosts are SITE or SITE6.
         holes = sorted((h.get("source_site") or _node(h.get("source") or ""),
                         h.get("dest_site") or _node(h.get("dest") or ""))
