@@ -17,9 +17,8 @@ import uuid
 
 import pytest
 
-from jumbo.report import model, synth
+from jumbo.report import build_report as build, model, synth
 from jumbo.report.cli import main as cli_main
-from jumbo.report.queries import open_store as open_queries
 from jumbo.report.render import to_csv, to_json, to_text
 from jumbo.report.html import to_html
 from opensearch_fixture import drop_prefix
@@ -72,14 +71,6 @@ def os_url(request, records):
 @pytest.fixture(params=["sqlite", "opensearch"])
 def store_url(request):
     return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "os_url")
-
-
-def build(url, **options):
-    queries = open_queries(url)
-    try:
-        return model.build(queries, model.Options(**options))
-    finally:
-        queries.close()
 
 
 def run_cli(*args):
