@@ -236,6 +236,14 @@ def _tables(result):
     return tables
 
 
+def _ceiling(size):
+    """The bit rate of one size's Mathis entry: jumbo.throughput.mathis() gives an object
+    ({"ceiling": bit/s, "mss", "rtt", "loss", ...}) or null; a bare number is taken as is."""
+    if isinstance(size, dict):
+        return size.get("ceiling")
+    return size
+
+
 def _throughput_pairs(result):
     phase = result.get("throughput")
     if not isinstance(phase, dict):
@@ -262,7 +270,7 @@ def _throughput_pairs(result):
     mathis = _obj(phase.get("mathis"))
     if mathis:
         pairs.append(("Mathis ceiling", "standard %s, jumbo %s" % (
-            _bits(mathis.get("standard")), _bits(mathis.get("jumbo")))))
+            _bits(_ceiling(mathis.get("standard"))), _bits(_ceiling(mathis.get("jumbo"))))))
     if phase.get("verdict") is not None:
         pairs.append(("Throughput verdict", _show(phase.get("verdict"))))
     return pairs

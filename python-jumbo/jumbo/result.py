@@ -199,8 +199,12 @@ def merge_text(text):
         return _failed("Invalid input: %s" % err)
     if not isinstance(data, dict):
         return _failed("Invalid input: expected an object with test and results")
+    test = data.get("test")
+    if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
+        from . import pair
+        return pair.merge(test, data.get("results"))
     try:
-        return merge(data.get("test"), data.get("results"))
+        return merge(test, data.get("results"))
     except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
         return _failed("cannot merge the participants' results: %s: %s"
                        % (type(err).__name__, err))

@@ -1,6 +1,12 @@
 """The `jumbocheck` tool: everything behind its pScheduler methods.
 
-Participants (from the pmtu test's `participants`):
+It runs two tests (a tool may serve several): `pmtu` (background: forward, reverse, hops,
+flows; no bulk traffic) and `jumbo-throughput` (exclusive: the path MTU with one flow, then
+the paired 1500/9000 iperf3 legs; jumbo.pair). A jumbo-throughput spec is turned into the
+tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.pair.internal_spec), so
+both tests share one run path below; only the result differs (jumbo.pair.assemble).
+
+Participants (from the test's `participants`):
   p0 = the source = the lead: probes the forward path (jumbo.probe), measures the reverse path
        against p1's reflector (jumbo.reflector) and runs the iperf3 clients (jumbo.throughput);
   p1 = the dest, present only when the spec asks for `reverse` or `throughput`: runs the
@@ -18,7 +24,8 @@ Participant data (computed at scheduling time, on each participant for its own i
 
 Time budget (`duration`, a pure function of the spec, rounded up to whole seconds):
   START_WAIT (clock skew between the nodes, p1 start-up)
-  + jumbo.probe.max_duration(spec)                  forward phase
+  + jumbo.probe.max_duration(spec)                  forward phase (jumbo-throughput: at
+                                                    most PATH_MTU_BUDGET, enforced)
   + jumbo.reflector.max_duration(spec)              reverse phase, when `reverse`
   + jumbo.throughput.duration(spec)                 throughput phase, when `throughput`
   + STATUS_BUDGET + TEARDOWN
@@ -41,6 +48,7 @@ import socket
 import threading
 import time
 
+from . import pair as pairs
 from . import reflector
 from . import result as results
 from . import spec as specs
@@ -56,6 +64,12 @@ STATUS_BUDGET = 2.0   # the final STATUS exchange with p1 when no reverse search
 TEARDOWN = 2.0        # stopping servers, writing the result
 DEST_EXIT_MARGIN = 1.0  # p1 stops this long before the slot ends
 FALLBACK_PROBE_SECONDS = 30.0  # used only if the probe engine has no max_duration
+# jumbo-throughput measures the path MTU (one flow) before its legs, inside its exclusive slot:
+# that step gets at most this long. When it runs out the legs still run, the jumbo leg at 9000
+# (or the local MTU) with the stall check deciding, and the result says why the path MTU is
+# unknown. pmtu itself has no such cap: its forward phase runs in the background.
+PATH_MTU_BUDGET = 8.0
+TESTS = ("pmtu", "jumbo-throughput")
 
 
 class RunError(Exception):
@@ -75,18 +89,30 @@ class _Terminated(BaseException):
 # Input checks shared by the methods
 
 def _test_spec(test, what="input"):
-    """The spec of a {"type", "spec"} object, checked; raises ValueError with the reason."""
+    """The tool's spec for a {"type", "spec"} object, checked; raises ValueError with the
+    reason. A jumbo-throughput spec comes back as its internal pmtu-shaped spec (see top)."""
     if not isinstance(test, dict):
         raise ValueError("%s must be a JSON object with type and spec" % what)
-    if test.get("type") != "pmtu":
-        raise ValueError("%s: this tool only runs the pmtu test, not %r" % (what, test.get("type")))
+    if test.get("type") not in TESTS:
+        raise ValueError("%s: this tool runs the %s tests, not %r"
+                         % (what, " and ".join(TESTS), test.get("type")))
     spec = test.get("spec")
     if not isinstance(spec, dict):
         raise ValueError("%s: spec must be a JSON object" % what)
+    if test["type"] == pairs.TEST:
+        valid, error = pairs.validate(spec)
+        if not valid:
+            raise ValueError("Invalid spec: %s" % error)
+        return pairs.internal_spec(spec)
     valid, error = specs.validate(spec)
     if not valid:
         raise ValueError("Invalid spec: %s" % error)
     return spec
+
+
+def is_pair_run(spec):
+    """True for the internal spec of a jumbo-throughput run (pmtu specs carry no throughput)."""
+    return spec.get("throughput") is not None
 
 
 def _probe_module():
@@ -140,6 +166,8 @@ def phase_budget(spec):
         forward = float(probe.max_duration(full))
     except (RunError, AttributeError):
         forward = FALLBACK_PROBE_SECONDS
+    if is_pair_run(full):
+        forward = min(forward, PATH_MTU_BUDGET)
     reverse = reflector.max_duration(full) if full.get("reverse") else 0.0
     throughput = 0.0
     if full.get("throughput") is not None:
@@ -402,7 +430,10 @@ def _run_source(run):
     _sleep_until(run.start)
     diags = []
 
-    forward, forward_error = _forward(run)
+    if is_pair_run(run.full):
+        forward, forward_error = _bounded(run, run.budget["forward"], _forward)
+    else:
+        forward, forward_error = _forward(run)
     if forward is not None and forward.get("succeeded") is False and not forward_error:
         forward_error = forward.get("error") or "the forward measurement failed"
 
@@ -453,8 +484,11 @@ def _run_source(run):
             reverse = {"reverse-path-mtu": None, "reverse-pmtud": "unknown",
                        "error": peer_error or "the dest participant is not available"}
 
-    result = results.assemble(run.full, forward, forward_error, reverse, throughput,
-                              peer_error=peer_error)
+    if is_pair_run(run.full):
+        result = pairs.assemble(forward, forward_error, throughput, peer_error=peer_error)
+    else:
+        result = results.assemble(run.full, forward, forward_error, reverse, throughput,
+                                  peer_error=peer_error)
     diags.append("phase budget: %s" % _budget_text(run.budget))
     diags.append("run took %.1f s of a %d s slot" % (time.time() - run.start, run.slot))
     if result.get("diags"):
@@ -462,6 +496,34 @@ def _run_source(run):
     result["diags"] = "; ".join(diags)
     return {"schema": SCHEMA, "succeeded": bool(result.get("succeeded")), "result": result,
             "error": result.get("error"), "diags": result["diags"]}
+
+
+class _StepOver(BaseException):
+    """A bounded step's own alarm (not the slot's end)."""
+
+
+def _bounded(run, seconds, step):
+    """step(run) -> (value, error), stopped after `seconds` with (None, reason). The slot's
+    alarm is suspended meanwhile and re-armed after (main thread only; elsewhere unbounded)."""
+    if threading.current_thread() is not threading.main_thread():
+        return step(run)
+
+    def over(signum, frame):
+        raise _StepOver()
+
+    slot_left = run.end - 0.3 - time.time()
+    previous = signal.signal(signal.SIGALRM, over if seconds < slot_left else
+                             signal.getsignal(signal.SIGALRM))
+    signal.setitimer(signal.ITIMER_REAL, max(0.01, min(seconds, slot_left)))
+    try:
+        return step(run)
+    except _StepOver:
+        return None, ("the path MTU was not measured within its %.0f s budget: the jumbo leg "
+                      "tries 9000 and the stall check decides" % seconds)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_REAL, max(0.01, run.end - 0.3 - time.time()))
 
 
 def _reverse(run, peer, dest_ip, version, path_mtu):

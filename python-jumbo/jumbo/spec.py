@@ -44,6 +44,12 @@ THROUGHPUT_DEFAULTS = {
     "order": "abba",
 }
 
+# The throughput phase left pmtu (a background test) for its own exclusive test.
+MOVED_TO_PAIR_TEST = (
+    "the paired 1500/9000 throughput is no longer part of pmtu (pmtu runs in the background; "
+    "bulk traffic needs an exclusive slot): use the %s test, e.g. "
+    "`pscheduler task %s --dest HOST`" % (schemas.PAIR_TEST, schemas.PAIR_TEST))
+
 # Bounds that the JSON schema cannot express (durations are strings there).
 TIMEOUT_MAX = 60.0
 THROUGHPUT_DURATION_MIN = 1.0
@@ -193,8 +199,9 @@ def with_defaults(spec):
     """A deep copy of `spec` with every default filled in.
 
     `max-mtu` and `min-mtu` stay absent when not given: the engine takes the egress interface
-    MTU and the family's minimum. A present `throughput` object gets its own defaults; an absent
-    one stays absent (no throughput phase)."""
+    MTU and the family's minimum. A present `throughput` object (only in the tool's internal
+    spec of a jumbo-throughput run, see jumbo.pair) gets its own defaults; an absent one stays
+    absent (no throughput phase)."""
     full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
     full.setdefault("schema", 1)
     for key, value in DEFAULTS.items():
@@ -262,18 +269,6 @@ def _semantic_problem(spec):
             return "At /timeout: %s must be more than 0 and at most PT%dS" % (
                 spec["timeout"], TIMEOUT_MAX)
 
-    phase = spec.get("throughput")
-    if phase is not None:
-        if "duration" in phase:
-            seconds = duration_seconds_or_none(phase["duration"])
-            if seconds is None or not THROUGHPUT_DURATION_MIN <= seconds <= THROUGHPUT_DURATION_MAX:
-                return "At /throughput/duration: %s must be between PT%dS and PT%dS" % (
-                    phase["duration"], THROUGHPUT_DURATION_MIN, THROUGHPUT_DURATION_MAX)
-        if "omit" in phase:
-            seconds = duration_seconds_or_none(phase["omit"])
-            if seconds is None or seconds > THROUGHPUT_OMIT_MAX:
-                return "At /throughput/omit: %s must be between PT0S and PT%dS" % (
-                    phase["omit"], THROUGHPUT_OMIT_MAX)
     return None
 
 
@@ -287,6 +282,8 @@ def duration_seconds_or_none(text):
 def _shape_problem(spec):
     """Unknown or missing members, named by their own path (clearer than the schema's "At /")."""
     properties = schemas.SPEC_VERSIONS[spec.get("schema", 1)]["properties"]
+    if "throughput" in spec:
+        return "At /throughput: %s" % MOVED_TO_PAIR_TEST
     for key in sorted(spec, key=str):
         if key not in properties:
             return "At /%s: unknown field (allowed: %s)" % (key, ", ".join(sorted(properties)))
@@ -299,13 +296,6 @@ def _shape_problem(spec):
             problem = check(spec[key])
             if problem:
                 return "At /%s: %s" % (key, problem)
-    phase = spec.get("throughput")
-    if isinstance(phase, dict):
-        allowed = schemas.DEFINITIONS["throughput-spec"]["properties"]
-        for key in sorted(phase, key=str):
-            if key not in allowed:
-                return "At /throughput/%s: unknown field (allowed: %s)" % (
-                    key, ", ".join(sorted(allowed)))
     return None
 
 
@@ -357,7 +347,8 @@ def require_valid(spec):
 
 
 def needs_dest_participant(spec):
-    """True when the dest node must run the tool too (reverse path or throughput phase)."""
+    """True when the dest node must run the tool too (reverse path, or the throughput legs of
+    a jumbo-throughput run's internal spec)."""
     return bool(spec.get("reverse")) or spec.get("throughput") is not None
 
 
@@ -408,9 +399,9 @@ class _FailingParser(optparse.OptionParser):
 EPILOG = """\
 Measures the path MTU from the source to dest, says whether IP packets of target-mtu bytes
 (default 9000) cross the path unfragmented, and finds PMTUD black holes (hop, size).
-With --reverse or --throughput the dest node takes part too (it needs this test and the
-jumbocheck tool installed). --throughput adds paired standard/jumbo iperf3 runs (ABBA order);
-time values take seconds (10) or ISO 8601 (PT10S); --fq-rate takes SI numbers (5G)."""
+With --reverse the dest node takes part too (it needs this test and the jumbocheck tool
+installed). Time values take seconds (10) or ISO 8601 (PT10S). pmtu runs in the background
+(a few dozen probe packets); the paired 1500/9000 throughput is the jumbo-throughput test."""
 
 # (spec key, option, help) for the plain value options, in spec_to_cli order.
 _STRINGS = [
@@ -431,18 +422,10 @@ _BOOLS = [
     ("hops", "--hops", "Report the MTU of every hop"),
     ("reverse", "--reverse", "Also measure dest -> source (the dest node takes part)"),
 ]
-# Throughput sub-options: (key in spec["throughput"], option, kind, help).
-_PHASE = [
-    ("duration", "--throughput-duration", "duration", "Length of each throughput run (PT10S)"),
-    ("omit", "--throughput-omit", "duration", "Slow-start seconds left out of each run (PT2S)"),
-    ("rounds", "--rounds", "int", "ABBA rounds of four runs each (1)"),
-    ("parallel", "--parallel", "int", "Parallel TCP streams per run (1)"),
-    ("congestion", "--congestion", "str", "TCP congestion control algorithm (system default)"),
-    ("direction", "--direction", "str", "forward, reverse or both (forward)"),
-    ("order", "--order", "str", "abba or ab (abba)"),
-    ("fq-rate", "--fq-rate", "si", "Pacing rate per stream in bit/s, SI suffix allowed (5G)"),
-    ("port", "--throughput-port", "int", "iperf3 server port on the dest (tool's choice)"),
-]
+# Options of the old throughput phase: still recognised, to point at the jumbo-throughput test.
+_MOVED_OPTIONS = ["--throughput", "--throughput-duration", "--throughput-omit", "--rounds",
+                  "--parallel", "--congestion", "--direction", "--order", "--fq-rate",
+                  "--throughput-port"]
 
 
 def _dest(option):
@@ -470,15 +453,14 @@ def _parser():
     parser.add_option("--timeout", dest="timeout", type="string", metavar="TIME",
                       help="Longest wait for one probe's answer (default %s)"
                       % DEFAULTS["timeout"])
-    parser.add_option("--throughput", dest="throughput", action="store_true", default=None,
-                      help="Add the paired 1500/9000 throughput phase (dest node takes part)")
-    parser.add_option("--no-throughput", dest="throughput", action="store_false",
-                      help="No throughput phase (default)")
-    for key, option, kind, text in _PHASE:
-        metavar = {"duration": "TIME", "int": "N", "si": "RATE"}.get(kind, key.upper())
-        parser.add_option(option, dest="phase_" + _dest(option), type="string",
-                          metavar=metavar, help=text)
+    for option in _MOVED_OPTIONS:
+        parser.add_option(option, dest="moved_" + _dest(option), action="callback",
+                          callback=_moved_option, help=optparse.SUPPRESS_HELP)
     return parser
+
+
+def _moved_option(option, opt_text, value, parser):
+    raise CliError("%s: %s" % (opt_text, MOVED_TO_PAIR_TEST))
 
 
 def _int_option(option, text):
@@ -542,28 +524,6 @@ def cli_to_spec(argv):
     if options.timeout is not None:
         spec["timeout"] = _time_option("--timeout", options.timeout)
 
-    phase = {}
-    for key, option, kind, _ in _PHASE:
-        value = getattr(options, "phase_" + _dest(option))
-        if value is None:
-            continue
-        if kind == "duration":
-            phase[key] = _time_option(option, value)
-        elif kind == "int":
-            phase[key] = _int_option(option, value)
-        elif kind == "si":
-            try:
-                phase[key] = parse_si(value)
-            except ValueError as err:
-                raise CliError("%s: %s" % (option, err))
-        else:
-            phase[key] = value
-    if phase and not options.throughput:
-        used = [option for key, option, kind, _ in _PHASE if key in phase]
-        raise CliError("%s applies to the throughput phase: add --throughput" % ", ".join(used))
-    if options.throughput:
-        spec["throughput"] = phase
-
     valid, error = validate(spec)
     if not valid:
         raise CliError("Invalid spec: %s" % error)
@@ -592,10 +552,4 @@ def spec_to_cli(spec):
             argv.append(option if spec[key] else "--no-" + option[2:])
     if "timeout" in spec:
         argv += ["--timeout", spec["timeout"]]
-    phase = spec.get("throughput")
-    if phase is not None:
-        argv.append("--throughput")
-        for key, option, kind, _ in _PHASE:
-            if key in phase:
-                argv += [option, str(phase[key])]
     return argv

@@ -60,8 +60,13 @@ PORT_RANGE = (5600, 5999)
 CONNECT_TIMEOUT = 3.0       # iperf3 --connect-timeout, per attempt
 CONNECT_RETRY = 6.0         # how long the first leg retries while the server is not yet there
 BETWEEN_LEGS_RETRY = 2.0    # later legs: the server only needs to get ready for the next test
-LEG_MARGIN = 6.0            # parameter exchange, results exchange, process start
+LEG_MARGIN = 6.0            # parameter exchange, results exchange, process start (kill bound)
 SERVER_START = 2.0          # server start-up (the client retries meanwhile)
+# What the slot gives beyond -O + -t (duration()): one leg's process start, connection,
+# parameter and results exchange (measured in the lab: README "jumbo-throughput"), and the
+# first leg's wait for a server that the dest starts at the slot's start.
+LEG_OVERHEAD = 2.0
+FIRST_CONNECT = 2.0
 TEARDOWN = 2.0              # stopping the server, last results
 # A run is stalled when its receiver got less than this share of the standard runs' mean.
 STALL_FRACTION = 0.01
@@ -116,14 +121,19 @@ def leg_timeout(settings):
 
 
 def duration(spec):
-    """Upper bound, in seconds, of the whole throughput phase; 0 without `throughput`.
+    """Seconds the phase is given in the slot; 0 without `throughput`.
 
-    Server start + every leg's hard timeout (rounds x 4 legs for ABBA or x 2 for AB,
-    doubled when the direction is both) + teardown."""
+    This is what a mesh pays for every run in an exclusive slot, so it is what the legs
+    need when they work: the first connection's wait for the server + every leg's -O + -t
+    + LEG_OVERHEAD (rounds x 4 legs for ABBA or x 2 for AB, doubled when the direction is
+    both) + teardown. A leg that hangs is still killed at its own leg_timeout, and no leg
+    starts that cannot end before the phase's deadline: the legs it leaves out are reported
+    as failed ("no time left before the deadline"), the slot is never overrun."""
     settings = _settings(spec)
     if settings is None:
         return 0
-    return int(math.ceil(SERVER_START + leg_count(spec) * leg_timeout(settings) + TEARDOWN))
+    per_leg = settings["omit-seconds"] + settings["seconds"] + LEG_OVERHEAD
+    return int(math.ceil(FIRST_CONNECT + leg_count(spec) * per_leg + TEARDOWN))
 
 
 def mss_for(mtu, ip_version):

@@ -53,3 +53,21 @@ def check_result(result):
     except ValueError as err:
         return False, str(err)
     return check(result, schemas.result_schema(version))
+
+
+def check_pair_spec(spec):
+    """Schema-level validation of a jumbo-throughput spec: (valid, error)."""
+    try:
+        version = schema_version(spec, schemas.MAX_PAIR_SPEC_SCHEMA, "spec")
+    except ValueError as err:
+        return False, str(err)
+    return check(spec, schemas.pair_spec_schema(version))
+
+
+def check_pair_result(result):
+    """Validation of a jumbo-throughput result: (valid, error)."""
+    try:
+        version = schema_version(result, schemas.MAX_PAIR_RESULT_SCHEMA, "result")
+    except ValueError as err:
+        return False, str(err)
+    return check(result, schemas.pair_result_schema(version))
