@@ -15,7 +15,8 @@ Fields (None where the test cannot tell):
   id              sha1 of the run href (or of result id + test type + start when no href is known):
                   the same run archived twice has the same id, so it is stored once
   run_href, task_href
-  test_type       pmtu | trace | throughput | latency   (latencybg and rtt map to latency)
+  test_type       pmtu | jumbo-throughput | trace | throughput | latency
+                  (latencybg and rtt map to latency)
   tool            tool name
   start           measurement start, ISO 8601 UTC ("2026-05-20T10:14:41Z")
   source, dest    host names as written in the spec (source falls back to the lead participant)
@@ -25,7 +26,8 @@ Fields (None where the test cannot tell):
                   mapping can be applied later with `apply_sites()`
   ip_version      4 | 6 (spec, result, or the IP literal)
   succeeded, error
-  path_mtu        pmtu: `path-mtu`; trace: smallest per-hop `mtu` (tracepath); throughput: None
+  path_mtu        pmtu and jumbo-throughput: `path-mtu`; trace: smallest per-hop `mtu`
+                  (tracepath); throughput: None
   local_mtu       pmtu: `local-mtu` (the source host's interface MTU)
   target_mtu      pmtu: result/spec `target-mtu`, else 9000
   jumbo           pmtu: result `jumbo`, else path_mtu >= target_mtu; trace: same rule
@@ -37,10 +39,12 @@ Fields (None where the test cannot tell):
   hops            list of {ttl, ip, mtu} (pmtu `hops`; trace: first path)
   flows           pmtu: number of flows probed
   throughput_standard, throughput_jumbo (bit/s), gain
-                  pmtu: `throughput.standard.mean` / `.jumbo.mean` / `.gain`; throughput test: the
+                  jumbo-throughput: `standard.mean` / `jumbo.mean` / `gain` (pmtu results
+                  archived before the split carry them in `throughput`); throughput test: the
                   summary throughput goes to throughput_jumbo when the MSS shows a jumbo MTU
                   (MSS > 1500), else to throughput_standard
-  mss             throughput: TCP MSS when the tool reports it
+  mss             throughput: TCP MSS when the tool reports it; jumbo-throughput: the MSS of
+                  the jumbo legs (as the kernel sent them when the wire showed it)
   rtt             seconds. latency/latencybg: 2 x median one-way delay; rtt: mean round trip
   loss            fraction. latency/latencybg: packets-lost / packets-sent; rtt: loss
 """
@@ -63,6 +67,7 @@ FIELDS = (
 # pScheduler test type -> record test_type
 TEST_TYPES = {
     "pmtu": "pmtu",
+    "jumbo-throughput": "jumbo-throughput",
     "trace": "trace",
     "throughput": "throughput",
     "latency": "latency",
@@ -377,6 +382,22 @@ def _map_pmtu(rec, spec, res):
     _jumbo_verdict(rec)
 
 
+def _map_pair(rec, spec, res):
+    """jumbo-throughput: the path MTU it measured first and the paired legs' figures."""
+    rec["path_mtu"] = _int(res.get("path-mtu"))
+    rec["local_mtu"] = _int(res.get("local-mtu"))
+    rec["pmtud"] = _str(res.get("pmtud"))
+    rec["target_mtu"] = DEFAULT_TARGET_MTU
+    rec["throughput_standard"] = _num(_obj(res.get("standard")).get("mean"))
+    rec["throughput_jumbo"] = _num(_obj(res.get("jumbo")).get("mean"))
+    rec["gain"] = _num(res.get("gain"))
+    seen = [_int(r.get("observed-mss")) or _int(r.get("mss")) for r in res.get("runs") or []
+            if isinstance(r, dict) and r.get("size") == "jumbo" and r.get("succeeded")]
+    seen = [m for m in seen if m]
+    rec["mss"] = max(seen) if seen else None
+    _jumbo_verdict(rec)
+
+
 def _map_trace(rec, spec, res):
     rec["target_mtu"] = DEFAULT_TARGET_MTU
     rec["pmtud"] = "unknown"
@@ -442,6 +463,7 @@ def _map_latency(rec, spec, res):
 
 MAPPERS = {
     "pmtu": _map_pmtu,
+    "jumbo-throughput": _map_pair,
     "trace": _map_trace,
     "throughput": _map_throughput,
     "latency": _map_latency,

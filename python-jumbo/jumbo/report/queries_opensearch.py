@@ -8,7 +8,7 @@ Layout read (written by the jumbo archiver, jumbo/stores/opensearch.py):
   <P>pscheduler_latency*    latency results; `jumbo.rtt`/`jumbo.loss` when the jumbo archiver
                             wrote them, else the perfSONAR Logstash fields
                             `result.latency.median` (one-way, ms) and `result.packets.loss`
-  <P>pscheduler_*           throughput results (`jumbo.gain`) for the measured gain
+  <P>pscheduler_*           jumbo-throughput results (`jumbo.gain`) for the measured gain
 
 What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (a
 scroll over the latest index, _source filtered to the few fields needed, hops and addresses
@@ -315,7 +315,8 @@ class OpenSearchQueries(Queries):
 
     def gains(self, window):
         if not window.until and self._has_latest_index():
-            query = {"bool": {"filter": [{"exists": {"field": "gain"}}] + self._range(window, "start")}}
+            query = {"bool": {"filter": [{"term": {"test_type": "jumbo-throughput"}},
+                                         {"exists": {"field": "gain"}}] + self._range(window, "start")}}
             best = {}
             for f in self._scroll(self.latest_index, query, fields=[
                     "source", "dest", "ip_version", "gain", "throughput_standard", "throughput_jumbo",
@@ -327,7 +328,8 @@ class OpenSearchQueries(Queries):
                 if key not in best or item["start"] > best[key]["start"]:
                     best[key] = item
             return list(best.values())
-        query = {"bool": {"filter": self._range(window) + [{"exists": {"field": "jumbo.gain"}}]}}
+        query = {"bool": {"filter": self._range(window) + [
+            {"term": {"jumbo.test_type": "jumbo-throughput"}}, {"exists": {"field": "jumbo.gain"}}]}}
         aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}], "_source": [
             "jumbo.source", "jumbo.dest", "jumbo.ip_version", "jumbo.gain", "jumbo.throughput_standard",
             "jumbo.throughput_jumbo", "jumbo.start"]}}}

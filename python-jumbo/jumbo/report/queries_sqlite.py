@@ -25,6 +25,8 @@ import urllib.parse
 from .errors import ReportError, StoreDown
 from .queries import Latest, Queries, state_of
 
+# The test whose results carry the measured jumbo gain.
+GAIN_TEST = "jumbo-throughput"
 NEEDED = ("source", "dest", "ip_version", "start", "path_mtu", "pmtud", "test_type")
 LATEST_COLUMNS = ("source", "dest", "ip_version", "source_ip", "dest_ip", "source_site",
                   "dest_site", "start", "succeeded", "error", "path_mtu", "local_mtu", "pmtud",
@@ -277,20 +279,21 @@ class SqliteQueries(Queries):
         }
 
     def gains(self, window):
+        # The measured gain comes from the paired test (jumbo-throughput) only.
         if "gain" not in self.columns:
             return []
         cols = "r.source, r.dest, r.ip_version, r.gain, %s, %s, r.start" % (
             "r." + self._col("throughput_standard"), "r." + self._col("throughput_jumbo"))
         if self.has_latest and not window.until:
             sql = ("SELECT %s FROM latest JOIN %s AS r ON r.id = latest.id "
-                   "WHERE latest.test_type IN ('pmtu', 'throughput') AND r.gain IS NOT NULL" %
+                   "WHERE latest.test_type = 'jumbo-throughput' AND r.gain IS NOT NULL" %
                    (cols, _quote(self.table)))
             args = []
             if window.since:
                 sql += " AND latest.start >= ?"
                 args.append(window.since)
         else:
-            where, args = self._where(window, test_type=None)
+            where, args = self._where(window, test_type=GAIN_TEST)
             where = (where + " AND " if where else "WHERE ") + "gain IS NOT NULL"
             sql = ("SELECT %s FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) rn "
                    "FROM %s %s) AS r WHERE rn = 1" % (cols, self.part, _quote(self.table), where))

@@ -222,9 +222,10 @@ class Mesh(object):
             if day == self.days - 1:
                 for a, b in self.pairs():
                     if self.has_throughput(a, b) and self.capable(a, b, day):
-                        rec = self._base("throughput", a, b, self._time(day, 0, a, b), "thr")
+                        rec = self._base("jumbo-throughput", a, b, self._time(day, 0, a, b),
+                                         "thr")
                         g = self.gain(a, b)
-                        rec.update(tool="iperf3", throughput_standard=2e9,
+                        rec.update(tool="jumbocheck", throughput_standard=2e9,
                                    throughput_jumbo=2e9 * g, gain=g)
                         yield rec
 

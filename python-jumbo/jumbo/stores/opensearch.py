@@ -14,7 +14,8 @@ Only the standard library (http.client, ssl) is used.
 Layout
 ------
 History: one document per run in the data stream `pscheduler_<type>` (the
-pScheduler test type: pscheduler_pmtu, pscheduler_trace, pscheduler_throughput,
+pScheduler test type: pscheduler_pmtu, pscheduler_jumbo-throughput, pscheduler_trace,
+pscheduler_throughput,
 pscheduler_latencybg, ...), written with `_bulk` `create` ops and `_id` =
 record id, so a repeat is answered 409 and counts as stored. Documents follow
 the perfSONAR Logstash output layout:
@@ -26,7 +27,8 @@ the perfSONAR Logstash output layout:
   result                pmtu: the result object verbatim plus `mtu` (= path MTU, as the
                         Logstash trace filter sets it); trace: {succeeded, error, mtu,
                         json: raw}; throughput: {succeeded, error, throughput, retransmits,
-                        mss, json: raw}; latency: {succeeded, error, packets: {sent, lost,
+                        mss, json: raw}; jumbo-throughput: {succeeded, error, mtu (path
+                        MTU), throughput (jumbo legs' mean), mss, json: raw}; latency: {succeeded, error, packets: {sent, lost,
                         loss}, json: raw} (`json` is stored, not indexed)
   reference             the task reference verbatim (pSConfig site labels)
   pscheduler            {start_time, end_time, added, duration (s), tool, participants,
@@ -38,8 +40,8 @@ the perfSONAR Logstash output layout:
 Index templates (priority 10, win over perfSONAR's priority-0 `pscheduler_*`;
 each repeats its data_stream, settings, alias `pscheduler` and dynamic
 templates): `<prefix>jumbo_pscheduler_pmtu` for `pscheduler_pmtu*` (pmtu result
-fields typed) and `<prefix>jumbo_pscheduler_other` for pscheduler_trace,
-_throughput, _latency, _latencybg, _rtt (the Logstash result fields typed). Every `jumbo.*` field is typed (keyword / integer / float / boolean /
+fields typed) and `<prefix>jumbo_pscheduler_other` for pscheduler_jumbo-throughput,
+_trace, _throughput, _latency, _latencybg, _rtt (the Logstash result fields typed). Every `jumbo.*` field is typed (keyword / integer / float / boolean /
 date / ip), and `jumbo` has `dynamic: false`, so dynamic mapping never decides
 a field the report reads. For data streams that already exist (e.g.
 `pscheduler_trace` written by Logstash) the `jumbo` mapping is added with
@@ -70,10 +72,11 @@ from .. import record as records
 from . import PermanentError, TransientError
 
 DEFAULT_TIMEOUT = 30.0
-TEMPLATE_VERSION = 2
+TEMPLATE_VERSION = 3  # 3: the "other" template also covers pscheduler_jumbo-throughput
 LATEST_INDEX = "jumbo_latest"
-# pScheduler test types we write, each to pscheduler_<type>.
-STREAM_TYPES = ("pmtu", "trace", "throughput", "latency", "latencybg", "rtt")
+# pScheduler test types we write, each to pscheduler_<type> (pscheduler_jumbo-throughput for
+# the paired 1500/9000 test; it shares the template of the other non-pmtu types).
+STREAM_TYPES = ("pmtu", "jumbo-throughput", "trace", "throughput", "latency", "latencybg", "rtt")
 
 KEYWORD = {"type": "keyword"}
 INTEGER = {"type": "integer"}
@@ -582,8 +585,12 @@ def document(rec, raw, original=None):
             body["succeeded"] = rec["succeeded"]
     else:
         body = {"succeeded": rec["succeeded"], "error": rec["error"], "json": result}
-        if ptype == "trace" and rec["path_mtu"] is not None:
+        if ptype in ("trace", "jumbo-throughput") and rec["path_mtu"] is not None:
             body["mtu"] = rec["path_mtu"]
+        if ptype == "jumbo-throughput":
+            # The Logstash throughput fields: the jumbo legs' mean and MSS.
+            body["throughput"] = rec["throughput_jumbo"]
+            body["mss"] = rec["mss"]
         elif ptype == "throughput":
             summary = (result.get("summary") or {}).get("summary") or {}
             body["throughput"] = rec["throughput_jumbo"] or rec["throughput_standard"]
