@@ -82,8 +82,9 @@ def test_enumerate_passes_the_warm_boot_checks():
     loaded = done.json(max_schema=1)  # the schema <= 1 check
     jsonschema.Draft7Validator(ENUMERATION_TEST).validate(loaded)
     assert stored["name"] == "pmtu" == os.path.basename(PLUGIN_DIR)
-    # Exclusive: the throughput phase must never overlap another throughput test.
-    assert stored["scheduling-class"] == "exclusive"
+    # Background: a few dozen probe packets never block the mesh's exclusive/normal tests
+    # (the paired throughput is the exclusive jumbo-throughput test).
+    assert stored["scheduling-class"] == "background"
     # `pscheduler plugins -v` dereferences both unconditionally.
     assert "@" in stored["maintainer"]["email"] and stored["maintainer"]["href"]
 
@@ -109,10 +110,6 @@ GOOD_SPECS = [
     {"dest": "h2", "source": "h1", "source-node": "h1-node:443", "dest-node": "[fd00::2]:443"},
     {"dest": "h2", "target-mtu": 9000, "max-mtu": 9216, "min-mtu": 68, "flows": 8,
      "hops": True, "reverse": True, "timeout": "PT0.5S"},
-    {"dest": "h2", "throughput": {}},
-    {"dest": "h2", "throughput": {"duration": "PT5S", "omit": "PT0S", "rounds": 2,
-                                  "parallel": 4, "congestion": "bbr", "direction": "both",
-                                  "order": "ab", "fq-rate": 5000000000, "port": 5201}},
     {"dest": "h2", "#comment": "dropped by json_load, as on the server"},
 ]
 
@@ -136,11 +133,10 @@ BAD_SPECS = [
     ({"dest": "h2", "hops": "yes"}, "/hops"),
     ({"dest": "h2", "target-mtu": 9000.5}, "/target-mtu"),
     ({"dest": "h2", "bogus": 1}, "/bogus"),
-    ({"dest": "h2", "throughput": {"speed": 1}}, "/throughput/speed"),
-    ({"dest": "h2", "throughput": {"rounds": 0}}, "/throughput/rounds"),
-    ({"dest": "h2", "throughput": True}, "/throughput"),
-    ({"dest": "h2", "throughput": {"direction": "sideways"}}, "/throughput/direction"),
-    ({"dest": "h2", "throughput": {"duration": "PT0S"}}, "/throughput/duration"),
+    # A spec from before the split: the message names the test that took the phase over.
+    ({"dest": "h2", "throughput": {}}, "/throughput: the paired 1500/9000 throughput"),
+    ({"dest": "h2", "throughput": {"rounds": 2}}, "use the jumbo-throughput test"),
+    ({"dest": "h2", "throughput": True}, "pscheduler task jumbo-throughput"),
     ({"dest": "h2", "min-mtu": 67}, "/min-mtu"),
     ({"dest": "h2", "max-mtu": 65536}, "/max-mtu"),
     ({"dest": "h2", "target-mtu": 0}, "/target-mtu"),
@@ -200,7 +196,7 @@ def test_spec_is_valid_never_resolves_names():
     ({"dest": "h2", "source": "h1"}, ["h1"]),
     ({"dest": "h2", "source": "h1", "source-node": "n1"}, ["n1"]),
     ({"dest": "h2", "source": "h1", "reverse": True}, ["h1", "h2"]),
-    ({"dest": "h2", "dest-node": "n2", "throughput": {}}, [None, "n2"]),
+    ({"dest": "h2", "dest-node": "n2", "reverse": True}, [None, "n2"]),
     ({"dest": "h2", "reverse": False, "hops": True}, [None]),
 ])
 def test_participants(spec, expected):
@@ -237,14 +233,10 @@ def test_cli_to_spec_from_argv():
 def test_cli_to_spec_from_stdin_array_with_numbers():
     # The server's way: no argv, a JSON array of strings (numbers accepted) on stdin.
     done = call("cli-to-spec", ["--dest", "h2", "--flows", 8, "--target-mtu", 9000,
-                                "--throughput", "--throughput-duration", 5, "--fq-rate", "5G",
-                                "--rounds", "2", "--parallel", "2", "--congestion", "cubic",
-                                "--direction", "both", "--throughput-omit", "PT1S"])
+                                "--timeout", 0.5])
     assert done.status == 0, done
-    assert done.json() == {
-        "schema": 1, "dest": "h2", "flows": 8, "target-mtu": 9000,
-        "throughput": {"duration": "PT5S", "fq-rate": 5000000000, "rounds": 2, "parallel": 2,
-                       "congestion": "cubic", "direction": "both", "omit": "PT1S"}}
+    assert done.json() == {"schema": 1, "dest": "h2", "flows": 8, "target-mtu": 9000,
+                           "timeout": "PT0.5S"}
 
 
 def test_cli_to_spec_help_goes_to_stderr_with_exit_1():
@@ -252,10 +244,12 @@ def test_cli_to_spec_help_goes_to_stderr_with_exit_1():
     assert done.status == 1
     assert done.stdout == ""
     for option in ("--dest", "--source-node", "--target-mtu", "--max-mtu", "--min-mtu",
-                   "--flows", "--hops", "--no-hops", "--reverse", "--throughput",
-                   "--throughput-duration", "--rounds", "--parallel", "--congestion",
-                   "--fq-rate", "--timeout", "-4", "-6"):
+                   "--flows", "--hops", "--no-hops", "--reverse", "--timeout", "-4", "-6"):
         assert re.search(r"(^|\s)%s\b" % re.escape(option), done.stderr), option
+    # The old throughput options are gone from the help; the epilog names the new test.
+    for option in ("--throughput", "--rounds", "--fq-rate"):
+        assert not re.search(r"(^|\s)%s\b" % re.escape(option), done.stderr), option
+    assert "jumbo-throughput" in done.stderr
     assert "black hole" in done.stderr  # the epilog comes too
     assert "Traceback" not in done.stderr
     # The server's way of asking for help.
@@ -267,8 +261,9 @@ def test_cli_to_spec_help_goes_to_stderr_with_exit_1():
     (["--dest", "h2", "--bogus"], "--bogus"),
     (["--dest", "h2", "--flows", "many"], "--flows"),
     (["--dest", "h2", "--timeout", "soon"], "--timeout"),
-    (["--dest", "h2", "--throughput", "--fq-rate", "fast"], "--fq-rate"),
-    (["--dest", "h2", "--rounds", "2"], "--throughput"),
+    (["--dest", "h2", "--throughput"], "--throughput: the paired 1500/9000 throughput is no"),
+    (["--dest", "h2", "--rounds", "2"], "use the jumbo-throughput test"),
+    (["--dest", "h2", "--fq-rate", "5G"], "pscheduler task jumbo-throughput --dest"),
     (["--dest", "h2", "--min-mtu", "9000", "--max-mtu", "1500"], "/min-mtu"),
     (["--dest", "198.18.0.2", "-6"], "/dest"),
     (["--dest", "fd00::2", "--max-mtu", "1000"], "/max-mtu"),
@@ -376,6 +371,24 @@ def test_result_format_throughput_detail():
     assert "12.00 Gbit/s" in text and "4.50 Gbit/s" in text and "8948" in text
 
 
+def test_result_format_shows_both_mathis_ceilings():
+    """The JSON has a ceiling object per size (jumbo.throughput.mathis); the text used to
+    read "Mathis ceiling: standard -, jumbo -" while both were there."""
+    from jumbo import throughput
+    legs = [{"size": size, "succeeded": True, "mss": mss, "observed-mss": mss - 12,
+             "rtt": 0.01, "bytes": 5e9, "retransmits": 10, "throughput": 3e9}
+            for size, mss in (("standard", 1460), ("jumbo", 8960))]
+    mathis = {"standard": throughput.mathis(legs[:1]), "jumbo": throughput.mathis(legs[1:])}
+    result = dict(CLEAN, throughput={"runs": [], "mathis": mathis, "gain": 1.5})
+    text = formatted({"dest": "h2"}, result, "text/plain")
+    line = [l for l in text.splitlines() if l.startswith("Mathis ceiling:")][0]
+    assert 0.5e9 < mathis["standard"]["ceiling"] < 1e9 < mathis["jumbo"]["ceiling"] < 1e10
+    expected = "standard %.2f Mbit/s, jumbo %.2f Gbit/s" % (
+        mathis["standard"]["ceiling"] / 1e6, mathis["jumbo"]["ceiling"] / 1e9)
+    assert line.split(":", 1)[1].strip() == expected, line
+    assert "Mathis ceiling</th><td>" + expected in formatted({"dest": "h2"}, result, "text/html")
+
+
 def test_result_format_html_escapes_everything_and_hides_private_members():
     hostile = '<script>alert("x")</script>'
     result = dict(BLACKHOLE, **{"dest-ip": hostile, "error": None,
@@ -403,11 +416,12 @@ def test_result_format_rejects(stdin, argv, fragment):
 
 
 def test_spec_format():
-    spec = {"dest": "h2.example.org", "reverse": True, "throughput": {"rounds": 2}}
+    spec = {"dest": "h2.example.org", "reverse": True}
     text = call("spec-format", spec, argv=["text/plain"])
     assert text.status == 0, text
     assert "dest:" in text.stdout and "h2.example.org" in text.stdout
-    assert "rounds" in text.stdout and "(default)" in text.stdout
+    assert "flows" in text.stdout and "(default)" in text.stdout
+    assert "throughput" not in text.stdout
     html = call("spec-format", spec, argv=["text/html"])
     assert html.status == 0 and "<table>" in html.stdout and "h2.example.org" in html.stdout
     assert_clean_failure(call("spec-format", {"dest": "<h2>"}), "/dest")

@@ -316,14 +316,6 @@ def _spec_pairs(spec):
                 "max-mtu", "min-mtu", "flows", "hops", "reverse", "timeout"):
         if key in full:
             pairs.append((key, _show(full[key]) + ("" if key in spec else " (default)")))
-    phase = full.get("throughput")
-    if isinstance(phase, dict):
-        given = _obj(spec.get("throughput"))
-        for key in sorted(phase):
-            pairs.append(("throughput " + str(key),
-                          _show(phase[key]) + ("" if key in given else " (default)")))
-    else:
-        pairs.append(("throughput", "no"))
     return pairs
 
 
