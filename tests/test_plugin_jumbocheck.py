@@ -21,7 +21,8 @@ METHODS = ["enumerate", "can-run", "duration", "participant-data", "run", "merge
 
 SPEC = {"schema": 1, "dest": "198.18.0.2"}
 REVERSE = {"schema": 1, "dest": "198.18.0.2", "reverse": True}
-THROUGHPUT = {"schema": 1, "dest": "198.18.0.2", "throughput": {"duration": "PT2S"}}
+# A jumbo-throughput spec (the paired legs are their own test since pmtu became background).
+PAIR = {"schema": 1, "dest": "198.18.0.2", "duration": "PT2S"}
 
 # Inputs that are not what a method expects: each must get a clean answer.
 BAD_INPUTS = ["", "{", "[]", "42", "null", '"pmtu"', '{"type": 5}',
@@ -37,6 +38,10 @@ def call(method, stdin=None, **kwargs):
 
 def as_test(spec):
     return {"type": "pmtu", "spec": spec}
+
+
+def as_pair(spec):
+    return {"type": "jumbo-throughput", "spec": spec}
 
 
 def assert_no_traceback(done):
@@ -92,7 +97,8 @@ def test_enumerate_passes_the_warm_boot_checks():
     enumeration = done.sql_json()
     jsonschema.Draft7Validator(ENUMERATION_TOOL).validate(enumeration)
     assert enumeration["name"] == "jumbocheck" == os.path.basename(PLUGIN_DIR)
-    assert enumeration["tests"] == ["pmtu"]
+    # One tool, two tests: the background pmtu and the exclusive paired throughput.
+    assert enumeration["tests"] == ["pmtu", "jumbo-throughput"]
     assert isinstance(enumeration["preference"], int) and not isinstance(
         enumeration["preference"], bool)
     assert set(enumeration["maintainer"]) == {"name", "email", "href"}
@@ -127,12 +133,12 @@ def test_can_run_declines_the_throughput_phase_without_iperf3():
     # Only the interpreter's own directory on PATH: python3 is there, iperf3 is not.
     path = harness.interpreter_dir()
     assert not os.path.exists(os.path.join(path, "iperf3"))
-    done = call("can-run", as_test(THROUGHPUT), env={"PATH": path})
+    done = call("can-run", as_pair(PAIR), env={"PATH": path})
     assert done.status == 0, done
     answer = done.sql_json()
     assert answer["can-run"] is False
     assert any("iperf3" in reason for reason in answer["reasons"]), answer
-    # The same spec without the throughput phase does not need iperf3.
+    # pmtu does not need iperf3.
     plain = call("can-run", as_test(SPEC), env={"PATH": path}).sql_json()
     assert plain == {"can-run": True}
 
@@ -151,10 +157,23 @@ def _seconds(done):
 def test_duration_is_whole_seconds_and_grows_with_each_phase():
     plain = _seconds(call("duration", as_test(SPEC)))
     reverse = _seconds(call("duration", as_test(REVERSE)))
-    both = _seconds(call("duration", as_test(dict(REVERSE, throughput={"duration": "PT2S"}))))
-    assert 0 < plain < reverse < both
-    from jumbo import throughput
-    assert both - reverse >= throughput.duration(THROUGHPUT)
+    assert 0 < plain < reverse
+
+
+def test_pair_duration_is_its_legs_plus_a_small_fixed_overhead():
+    """The exclusive slot of jumbo-throughput: -O + -t of every leg, plus a per-leg and a
+    per-run overhead that do not grow with the legs' length."""
+    from jumbo import runner, throughput
+    short = _seconds(call("duration", as_pair(dict(PAIR, duration="PT2S", omit="PT0S"))))
+    long = _seconds(call("duration", as_pair(dict(PAIR, duration="PT20S", omit="PT0S"))))
+    assert long - short == 4 * 18  # four ABBA legs, 18 s longer each
+    fixed = short - 4 * 2
+    assert fixed <= 4 * throughput.LEG_OVERHEAD + runner.PATH_MTU_BUDGET + 12, fixed
+    both = _seconds(call("duration", as_pair(dict(PAIR, direction="both"))))
+    assert both > _seconds(call("duration", as_pair(PAIR)))
+    # A pmtu spec that still carries the phase is refused, naming the new test.
+    done = call("duration", as_test(dict(SPEC, throughput={})))
+    assert done.status != 0 and "jumbo-throughput" in done.stderr
 
 
 def test_duration_is_a_pure_function_of_the_spec():
@@ -189,8 +208,8 @@ def test_participant_data_of_the_dest_has_ports_and_a_one_time_token():
 
 
 def test_participant_data_takes_the_iperf3_port_from_the_spec():
-    spec = dict(SPEC, throughput={"port": 6201})
-    data = call("participant-data", {"participant": 1, "test": as_test(spec)}).sql_json()
+    data = call("participant-data", {"participant": 1,
+                                     "test": as_pair(dict(PAIR, port=6201))}).sql_json()
     assert data["iperf3-port"] == 6201
 
 

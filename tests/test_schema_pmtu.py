@@ -107,6 +107,8 @@ def test_with_defaults_fills_and_does_not_mutate():
                                   "parallel": 1, "direction": "forward", "order": "abba"}
     assert "max-mtu" not in full and "min-mtu" not in full
     assert "throughput" not in specs.with_defaults({"dest": "h2"})
+    # The throughput object only exists in the tool's internal spec of a jumbo-throughput run.
+    del full["throughput"]
     assert specs.validate(full) == (True, None)
 
 
@@ -119,6 +121,7 @@ def test_every_validation_message_names_a_field():
         {"dest": "h", "nope": 1},
         {"dest": "h", "schema": "x"},
         {"dest": "h", "throughput": {"omit": "PT601S"}},
+        {"dest": "h", "throughput": {}},
     ]
     for spec in cases:
         valid, error = specs.validate(spec)
@@ -187,10 +190,7 @@ def test_cli_help_is_an_error_with_text():
 def test_cli_round_trip_in_process():
     spec = {"schema": 1, "dest": "fd00::2", "source": "fd00::1", "ip-version": 6,
             "min-mtu": 1280, "max-mtu": 9216, "target-mtu": 9000, "flows": 2, "hops": True,
-            "reverse": False, "timeout": "PT2S",
-            "throughput": {"duration": "PT3S", "omit": "PT1S", "rounds": 2, "parallel": 2,
-                           "congestion": "bbr", "direction": "reverse", "order": "ab",
-                           "fq-rate": 1000000000, "port": 5300}}
+            "reverse": False, "timeout": "PT2S"}
     assert specs.cli_to_spec(specs.spec_to_cli(spec)) == spec
 
 
