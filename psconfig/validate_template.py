@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Check a pSConfig template that schedules the `pmtu` test before publishing it to a mesh.
+"""Check a pSConfig template that schedules the `pmtu` (and `jumbo-throughput`) tests before
+publishing it to a mesh.
 
     psconfig/validate_template.py TEMPLATE.json [--deep] [--plugins CLASSES_DIR] [--quiet]
 
@@ -11,8 +12,9 @@ What is checked:
      the addresses' and hosts' `_meta` giving a string (pSConfig drops the task otherwise), and
      the task `reference` keys `source-site` / `dest-site` filled for every pair, which is how
      site names reach each archived result (pSConfig strips `_meta` before pScheduler sees it);
-  3. the real plugins: every `pmtu` test spec, expanded for the group's pairs as the pSConfig
-     agent would (with `schema: 1` added), goes through the `pmtu` test's `spec-is-valid`, and
+  3. the real plugins: every test spec (pmtu, jumbo-throughput, ...), expanded for the
+     group's pairs as the pSConfig agent would (with `schema: 1` added), goes through its
+     test's `spec-is-valid`, and
      every archive's `data` through its archiver's `data-is-valid` (the `jumbo` archiver, or any
      other archiver installed here), the same calls pScheduler makes when the agent posts a task.
      By default one pair per task is sent (like `psconfig validate`); --deep sends every pair.
@@ -452,6 +454,10 @@ class Plugins(object):
         return result
 
 
+# The suite's tests: their archived results are grouped by the reference's site labels.
+SUITE_TESTS = ("pmtu", "jumbo-throughput")
+
+
 def check_tasks(template, problems, plugins, deep=False, require=("test/pmtu",)):
     """Expand each task for its pairs and run the specs and archive data through the plugins.
 
@@ -502,7 +508,7 @@ def check_tasks(template, problems, plugins, deep=False, require=("test/pmtu",))
 
 
 def _check_reference(where, label, test_type, task, reference, problems):
-    if test_type != "pmtu":
+    if test_type not in SUITE_TESTS:
         return
     if not isinstance(reference, dict) or not any(k in reference for k in SITE_KEYS):
         problems.note("%s: no reference.source-site/dest-site: archived results of this task "

@@ -73,8 +73,8 @@ def test_shipped_template_shape():
     by_test = {}
     for name, task in tpl["tasks"].items():
         test = tpl["tests"][task["test"]]
-        assert test["type"] == "pmtu"
-        by_test[name] = (test["spec"], tpl["schedules"][task["schedule"]])
+        assert test["type"] in ("pmtu", "jumbo-throughput")
+        by_test[name] = (test["spec"], tpl["schedules"][task["schedule"]], test["type"])
         assert task["reference"]["source-site"] == "{% jq .addresses[0]._meta.site %}"
         assert task["reference"]["dest-site"] == "{% jq .addresses[1]._meta.site %}"
         for archive in task["archives"]:
@@ -83,14 +83,17 @@ def test_shipped_template_shape():
             # failed runs (black holes) must be archived: pScheduler's runs=all, archive schema 2
             assert spec["schema"] >= 2 and spec["runs"] == "all"
             assert spec["data"]["retry-policy"] and spec["data"]["_url"].startswith("https://")
-    hourly = [n for n, (spec, sched) in by_test.items() if sched["repeat"] == "PT1H"]
-    daily = [n for n, (spec, sched) in by_test.items() if sched["repeat"] == "P1D"]
-    assert hourly and daily
+    hourly = [n for n, (spec, sched, kind) in by_test.items() if sched["repeat"] == "PT1H"]
+    daily = [n for n, (spec, sched, kind) in by_test.items() if sched["repeat"] == "P1D"]
+    # pmtu about hourly in both families; the exclusive pair daily (a WLCG throughput cadence).
+    assert sorted(hourly) == ["pmtu-v4", "pmtu-v6"] and daily == ["jumbo-throughput-v4"]
+    assert sorted(by_test[n][0]["ip-version"] for n in hourly) == [4, 6]
     for name in hourly:
-        spec = by_test[name][0]
-        assert "throughput" not in spec and spec["flows"] > 1 and spec["reverse"] is True
-    for name in daily:
-        assert "throughput" in by_test[name][0]
+        spec, _, kind = by_test[name]
+        # A full mesh measures B->A in its own task: reverse would only repeat it.
+        assert kind == "pmtu" and spec["flows"] > 1 and spec["reverse"] is False
+    assert by_test["jumbo-throughput-v4"][2] == "jumbo-throughput"
+    assert by_test["jumbo-throughput-v4"][0]["order"] == "abba"
 
 
 def test_reference_carries_both_sites_for_every_pair():
@@ -141,13 +144,13 @@ def test_unknown_archive_key_is_rejected_by_the_archiver(tmp_path):
 @pytest.mark.parametrize("breakage, expected", [
     (lambda t: t["tasks"]["pmtu-v4"].__setitem__("schedule", "weekly"),
      "task 'pmtu-v4': schedule 'weekly' is not defined in schedules"),
-    (lambda t: t["tasks"]["pmtu-throughput-v4"]["archives"].append("esmond"),
-     "task 'pmtu-throughput-v4': archive 'esmond' is not defined in archives"),
+    (lambda t: t["tasks"]["jumbo-throughput-v4"]["archives"].append("esmond"),
+     "task 'jumbo-throughput-v4': archive 'esmond' is not defined in archives"),
     (lambda t: t["tasks"]["pmtu-v6"].__setitem__("test", "pmtu-v9"),
      "task 'pmtu-v6': test 'pmtu-v9' is not defined in tests"),
     (lambda t: t["groups"]["lhcone-mesh"]["addresses"].append({"name": "ps-x.lhcone.example"}),
      "group 'lhcone-mesh': addresses: address 'ps-x.lhcone.example' is not defined in addresses"
-     " (used by task 'pmtu-throughput-v4', 'pmtu-v4', 'pmtu-v6')"),
+     " (used by task 'jumbo-throughput-v4', 'pmtu-v4', 'pmtu-v6')"),
     (lambda t: t["archives"]["jumbo-central"].pop("schema"),
      "archive 'jumbo-central': 'runs' needs archive \"schema\": 2"),
     (lambda t: t.pop("tests"), "template: required section 'tests' is missing"),
