@@ -4,7 +4,7 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test setup compat rpm deb bench bench-probe bench-archive bench-report clean
+.PHONY: demo test setup compat rpm deb bench bench-probe bench-archive bench-report bench-schedule clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
@@ -27,7 +27,7 @@ deb: setup
 	bash scripts/build-deb.sh
 
 # Benchmarks: never part of `make test`. Each prints its ratios/targets side by side.
-bench: bench-probe bench-archive bench-report
+bench: bench-probe bench-archive bench-report bench-schedule
 
 bench-probe: setup
 	$(PYTHON) -m bench probe $(BENCH_ARGS)
@@ -37,6 +37,11 @@ bench-archive: setup
 
 bench-report: setup
 	$(PYTHON) -m bench report $(BENCH_ARGS)
+
+# Seconds per host per day in exclusive/normal slots: the template as full meshes of 12, 100,
+# 300 hosts, beside the standard WLCG throughput mesh (runs the plugins' own methods).
+bench-schedule: setup
+	$(PYTHON) -m bench schedule $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist var .pytest_cache
