@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the suite's Debian packages (python3-jumbo, pscheduler-test-pmtu, pscheduler-tool-jumbocheck,
-# pscheduler-archiver-jumbo) with dpkg-buildpackage, from the same source tarball as the RPMs,
+# Build the suite's Debian packages (python3-jumbo, pscheduler-test-pmtu, pscheduler-test-jumbo-throughput,
+# pscheduler-tool-jumbocheck, pscheduler-archiver-jumbo) with dpkg-buildpackage, from the same source tarball as the RPMs,
 # unpacked under build/deb so that neither the checkout nor its parent directory is touched.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the suite's noarch RPMs with the real rpmbuild:
-#   python3-jumbo, pscheduler-test-pmtu, pscheduler-tool-jumbocheck, pscheduler-archiver-jumbo
+#   python3-jumbo, pscheduler-test-pmtu, pscheduler-test-jumbo-throughput, pscheduler-tool-jumbocheck, pscheduler-archiver-jumbo
 # from a source tarball of this tree, in a private _topdir under build/rpm (nothing in ~/rpmbuild).
 # Usage: scripts/build-rpm.sh [SPEC...]   (default: every rpm/*.spec)
 set -euo pipefail

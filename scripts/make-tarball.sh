@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$1 version=$2
-paths=(python-jumbo pscheduler-test-pmtu pscheduler-tool-jumbocheck pscheduler-archiver-jumbo
+paths=(python-jumbo pscheduler-test-pmtu pscheduler-test-jumbo-throughput pscheduler-tool-jumbocheck pscheduler-archiver-jumbo
        psconfig dashboards scripts/pkg-install.sh rpm debian README.md)
 present=()
 for p in "${paths[@]}"; do [[ -e $p ]] && present+=("$p"); done

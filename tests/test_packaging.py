@@ -27,6 +27,9 @@ ARCHIVER_METHODS = ["enumerate", "data-is-valid", "archive"]
 # package name -> (plugin class, plugin name, source dir, the contract's methods)
 PLUGINS = {
     "pscheduler-test-pmtu": ("test", "pmtu", "pscheduler-test-pmtu/pmtu", TEST_METHODS),
+    "pscheduler-test-jumbo-throughput": ("test", "jumbo-throughput",
+                                         "pscheduler-test-jumbo-throughput/jumbo-throughput",
+                                         TEST_METHODS),
     "pscheduler-tool-jumbocheck": ("tool", "jumbocheck", "pscheduler-tool-jumbocheck/jumbocheck",
                                    TOOL_METHODS),
     "pscheduler-archiver-jumbo": ("archiver", "jumbo", "pscheduler-archiver-jumbo/jumbo",
@@ -184,7 +187,8 @@ def test_rpm_requires(rpms):
         assert "python3" in req
     if "pscheduler-tool-jumbocheck" in rpms:
         req = _rpm_requires(rpms["pscheduler-tool-jumbocheck"])
-        for dep in ("iperf3", "pscheduler-test-pmtu = %s" % VERSION):
+        for dep in ("iperf3", "pscheduler-test-pmtu = %s" % VERSION,
+                    "pscheduler-test-jumbo-throughput = %s" % VERSION):
             assert dep in req, (dep, req)
 
 
@@ -346,7 +350,8 @@ def test_deb_depends_and_triggers(debs, tmp_path):
         with open(str(ctrl / "triggers")) as f:
             assert "activate-noawait pscheduler-warmboot" in f.read().split("\n")
     dep = _deb_depends(debs["pscheduler-tool-jumbocheck"])
-    for name in ("iperf3", "pscheduler-test-pmtu (= %s-1)" % VERSION):
+    for name in ("iperf3", "pscheduler-test-pmtu (= %s-1)" % VERSION,
+                 "pscheduler-test-jumbo-throughput (= %s-1)" % VERSION):
         assert name in dep, (name, dep)
 
 
