@@ -183,6 +183,10 @@ _VALUES = [
 ]
 
 
+# The server's way of calling cli-to-spec (a JSON array on stdin) is the same as pmtu's.
+argv_from_stdin = specs.argv_from_stdin
+
+
 def _dest(option):
     return option.lstrip("-").replace("-", "_")
 
