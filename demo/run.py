@@ -35,6 +35,9 @@ def _mbps(bits):
     return "%.2f Gbit/s" % (bits / 1e9) if bits >= 1e9 else "%.0f Mbit/s" % (bits / 1e6)
 
 
+# The paired 1500/9000 throughput is its own exclusive test (pmtu runs in the background).
+PAIR_TEST = "jumbo-throughput"
+
 class Task(object):
     """One directed pair: its spec, what the plugins made of it, and its checks."""
 
@@ -54,6 +57,15 @@ class Task(object):
         self.run_uuid = str(uuid.uuid4())
         self.checks = []
         self.archived = None
+        # The paired 1500/9000 throughput, run right after the pmtu run on the same pair, as
+        # its own (exclusive) test: jumbo-throughput. None when this pair has none.
+        self.pair_spec = None
+        self.pair_participants = None
+        self.pair_result = None
+        self.pair_outputs = None
+        self.pair_error = None
+        self.pair_run_uuid = str(uuid.uuid4())
+        self.pair_task_uuid = str(uuid.uuid4())
 
     @property
     def pair(self):
@@ -63,8 +75,8 @@ class Task(object):
         what = ["forward path MTU (%d flows)" % self.spec.get("flows", 1)]
         if self.spec.get("reverse"):
             what.append("reverse path")
-        if "throughput" in self.spec:
-            what.append("1500/9000 throughput, ABBA")
+        if self.pair_spec is not None:
+            what.append("then jumbo-throughput: 1500/9000 throughput, ABBA")
         return ", ".join(what)
 
 
@@ -177,10 +189,12 @@ class Demo(object):
             # are asymmetric in the mesh (bnl) and on a couple of others for contrast.
             if (source, dest) in REVERSE_PAIRS:
                 spec["reverse"] = True
+            task = Task(number, source, dest, spec)
             if (source, dest) in throughput_pairs:
-                spec["throughput"] = {"duration": "PT2S", "omit": "PT0S", "rounds": 1,
-                                      "order": "abba"}
-            tasks.append(Task(number, source, dest, spec))
+                task.pair_spec = dict(((k, spec[k]) for k in ("source", "dest", "ip-version")
+                                       if k in spec), schema=1, duration="PT2S",
+                                      omit="PT0S", rounds=1, order="abba")
+            tasks.append(task)
         return tasks
 
     # -- stage 2: measure -----------------------------------------------------------------------
@@ -200,6 +214,14 @@ class Demo(object):
                     raise RuntimeError("spec rejected: %s" % valid.get("error"))
                 task.participants = parts.invoke_json(
                     "test", "pmtu", "participants", task.spec)["participants"]
+                if task.pair_spec is not None:
+                    valid = parts.invoke_json("test", PAIR_TEST, "spec-is-valid",
+                                              task.pair_spec)
+                    if not valid.get("valid"):
+                        raise RuntimeError("%s spec rejected: %s" % (PAIR_TEST,
+                                                                     valid.get("error")))
+                    task.pair_participants = parts.invoke_json(
+                        "test", PAIR_TEST, "participants", task.pair_spec)["participants"]
             except Exception as err:  # noqa: BLE001 - reported, never a traceback
                 task.error = "spec: %s" % err
                 self.fail("measure", "%s -> %s: %s" % (task.source, task.dest, task.error))
@@ -207,7 +229,7 @@ class Demo(object):
         # with the many short ones; at most one throughput phase at a time (the two cores
         # are shared by everything in the lab, and legs running together would skew gains).
         pending = [t for t in self.tasks if t.error is None]
-        pending.sort(key=lambda t: (0 if "throughput" in t.spec else
+        pending.sort(key=lambda t: (0 if t.pair_spec is not None else
                                     1 if len(t.participants or ()) > 1 else 2, t.number))
         self._run_concurrently(lab, pending)
 
@@ -224,7 +246,7 @@ class Demo(object):
                 with self.lock:
                     busy.discard(task.source)
                     busy.discard(task.dest)
-                    if "throughput" in task.spec:
+                    if task.pair_spec is not None:
                         busy.discard("throughput")
 
         while queue or running:
@@ -239,10 +261,10 @@ class Demo(object):
                         # per destination by routers, and each site has one address.
                         if task.source in busy or task.dest in busy:
                             continue
-                        if "throughput" in task.spec and "throughput" in busy:
+                        if task.pair_spec is not None and "throughput" in busy:
                             continue
                         busy.update((task.source, task.dest))
-                        if "throughput" in task.spec:
+                        if task.pair_spec is not None:
                             busy.add("throughput")
                         queue.remove(task)
                         thread = threading.Thread(target=worker, args=(task,), daemon=True)
@@ -283,6 +305,20 @@ class Demo(object):
             return
         task.checks = checks.measurement(self.topology, task.source, task.dest, task.result,
                                          task.spec)
+        if task.pair_spec is not None and not self.stop.is_set():
+            try:
+                task.pair_result, task.pair_outputs = self._harness_run(
+                    lab, task, PAIR_TEST, task.pair_spec, task.pair_participants)
+            except (KeyboardInterrupt, Interrupted):
+                raise
+            except Exception as err:  # noqa: BLE001 - reported, never a traceback
+                task.pair_error = "%s: %s" % (type(err).__name__, err)
+            if task.pair_error is None and not (isinstance(task.pair_result, dict)
+                                                and task.pair_result.get("succeeded")):
+                task.pair_error = (task.pair_result or {}).get("error") or "no result"
+            if task.pair_error is not None:
+                self.fail("measure", "[%d] %s -> %s: %s: %s" % (
+                    task.number, task.source, task.dest, PAIR_TEST, task.pair_error))
         self.say("   [%2d/%d] %-6s -> %-6s  %s  (%.1fs)" % (
             task.number, total, task.source, task.dest, self._one_line(task), task.elapsed))
         if not task.result.get("succeeded"):
@@ -293,14 +329,15 @@ class Demo(object):
                 self.say("   stopping the measurements (use --keep-going to measure every pair "
                          "regardless)")
 
-    def _harness_run(self, lab, task):
-        """One task through the harness: duration, participant-data, run on every participant
+    def _harness_run(self, lab, task, test_type="pmtu", spec=None, participants=None):
+        """One run through the harness: duration, participant-data, run on every participant
         with one start time, merged-results on the lead; as the server would, the tool as the
         unprivileged user jumbotest inside each site's namespace."""
         places = [{"lab": lab, "node": _node(name), "user": parts.TOOL_USER}
-                  for name in task.participants]
-        outcome = self.harness.run_tool_participants("jumbocheck", task.spec, places,
-                                                     start_in=START_IN)
+                  for name in (participants or task.participants)]
+        outcome = self.harness.run_tool_participants(
+            "jumbocheck", {"type": test_type, "spec": spec or task.spec}, places,
+            start_in=START_IN)
         for index, done in enumerate(outcome.runs):
             if done is not None and done.status != 0:
                 self.say("   [%2d] participant %d run exited %d: %s" % (
@@ -321,7 +358,7 @@ class Demo(object):
             text += ", flows differ"
         if task.spec.get("reverse"):
             text += ", reverse %s" % r.get("reverse-path-mtu")
-        tp = r.get("throughput") or {}
+        tp = task.pair_result or {}
         if tp.get("gain") is not None:
             text += ", jumbo gain x%.2f" % tp["gain"]
         elif tp:
@@ -370,14 +407,23 @@ class Demo(object):
         prefix = time.strftime("demo%Y%m%d%H%M%S-", time.gmtime())
         return "%s?prefix=%s" % (url, prefix)
 
-    def envelope(self, task):
-        lead = task.participants[0] if task.participants else task.source
-        task_href = "https://%s/pscheduler/tasks/%s" % (lead, task.task_uuid)
-        run_href = "%s/runs/%s" % (task_href, task.run_uuid)
+    def envelope(self, task, test_type="pmtu"):
+        """The archiver's input for the task's pmtu run, or (test_type jumbo-throughput) for
+        its paired throughput run."""
+        if test_type == PAIR_TEST:
+            spec, result, outputs = task.pair_spec, task.pair_result, task.pair_outputs
+            participants, task_uuid = task.pair_participants, task.pair_task_uuid
+            run_uuid = task.pair_run_uuid
+        else:
+            spec, result, outputs = task.spec, task.result, task.outputs
+            participants, task_uuid, run_uuid = task.participants, task.task_uuid, task.run_uuid
+        lead = participants[0] if participants else task.source
+        task_href = "https://%s/pscheduler/tasks/%s" % (lead, task_uuid)
+        run_href = "%s/runs/%s" % (task_href, run_uuid)
         reference = {"source-site": task.source, "dest-site": task.dest,
                      "created-by": {"user-agent": "jumbo-demo"}}
         duration = "PT%dS" % max(1, int(round(task.elapsed or 1)))
-        public_spec = dict((k, (None if k.startswith("_") else v)) for k, v in task.spec.items())
+        public_spec = dict((k, (None if k.startswith("_") else v)) for k, v in spec.items())
         return {
             "data": self.archive_data,
             "task-href": task_href,
@@ -385,19 +431,19 @@ class Demo(object):
             "attempts": 0,
             "last-attempt": None,
             "result": {
-                "id": task.run_uuid,
+                "id": run_uuid,
                 "schedule": {"start": task.start, "duration": duration},
-                "test": {"type": "pmtu", "spec": public_spec},
+                "test": {"type": test_type, "spec": public_spec},
                 "tool": {"name": "jumbocheck", "version": self._tool_version()},
-                "participants": list(task.participants or [task.source]),
-                "result": task.result,
+                "participants": list(participants or [task.source]),
+                "result": result,
                 "run": {"href": run_href, "task-href": task_href, "start-time": task.start,
                         "end-time": task.end, "duration": duration, "participant": 0,
-                        "participants": list(task.participants or [task.source]),
-                        "result-full": task.outputs, "result-merged": task.result,
+                        "participants": list(participants or [task.source]),
+                        "result-full": outputs, "result-merged": result,
                         "state": "finished", "state-display": "Finished", "errors": None},
                 "task": {"href": task_href, "reference": reference,
-                         "test": {"type": "pmtu", "spec": public_spec},
+                         "test": {"type": test_type, "spec": public_spec},
                          "tool": "jumbocheck", "detail": {"duration": duration}},
                 "reference": reference,
             },
@@ -436,6 +482,8 @@ class Demo(object):
             return
         self.prior_paths = self._latest_count()
         records = [self.envelope(t) for t in measured]
+        paired = [t for t in measured if isinstance(t.pair_result, dict)]
+        records += [self.envelope(t, PAIR_TEST) for t in paired]
         began = time.monotonic()
         try:
             outcomes = self._archive_stream(records)
@@ -443,6 +491,12 @@ class Demo(object):
             self.fail("archive", "archive process: %s" % err)
             return
         stored = 0
+        for task, outcome in zip(paired, outcomes[len(measured):]):
+            if outcome.succeeded:
+                stored += 1
+            else:
+                self.fail("archive", "%s -> %s %s not archived after %d attempt(s): %s" % (
+                    task.source, task.dest, PAIR_TEST, outcome.attempts, outcome.error))
         for task, outcome in zip(measured, outcomes):
             task.archived = bool(outcome.succeeded)
             if task.archived:
@@ -707,9 +761,9 @@ class Demo(object):
                                                        truth["blackhole-router"])
                 say("     %-6s -> %-6s %s%s" % (task.source, task.dest, where,
                                                 ", some flows only" if truth["partial"] else ""))
-            gains = [t for t in measured if (t.result.get("throughput") or {}).get("gain")]
+            gains = [t for t in measured if (t.pair_result or {}).get("gain")]
             for task in gains:
-                tp = task.result["throughput"]
+                tp = task.pair_result
                 say("   throughput gain:    %s -> %s x%.2f (1500: %s, jumbo: %s)" % (
                     task.source, task.dest, tp["gain"],
                     _mbps((tp.get("standard") or {}).get("mean") or 0),

@@ -76,7 +76,11 @@ def test_quick_demo_runs_end_to_end_and_checks_itself(tmp_path):
             "select source, dest, path_mtu, pmtud from results where test_type = 'pmtu'"
         ).fetchall()
         # Site labels came in through the task reference, as pSConfig templates set them.
-        sites = connection.execute("select source_site, dest_site from results").fetchall()
+        sites = connection.execute("select source_site, dest_site from results "
+                                   "where test_type = 'pmtu'").fetchall()
+        # The paired throughput ran as its own test and was archived as such, with its gain.
+        pairs = connection.execute("select source, dest, gain from results "
+                                   "where test_type = 'jumbo-throughput'").fetchall()
     finally:
         connection.close()
     assert sorted((r[0], r[1]) for r in rows) == sorted(quick)
@@ -85,6 +89,8 @@ def test_quick_demo_runs_end_to_end_and_checks_itself(tmp_path):
     for number in range(1, len(quick) + 1):
         assert "[%2d/%d]" % (number, len(quick)) in output
     assert "1500/9000 throughput" in output and "jumbo gain x" in output
+    assert len(pairs) == 1 and pairs[0][0] != pairs[0][1] and pairs[0][2] > 1, pairs
+    assert "x%.2f" % pairs[0][2] in output
     # ... and they agree with the lab's truth (the demo's own check, and ours).
     topology = mesh.build()
     for source, dest, path_mtu, pmtud in rows:

@@ -32,21 +32,26 @@ def _load(path):
         return json.load(f)
 
 
-def _env(src, dst, minutes, path_mtu, task="Path MTU IPv4", gain=None, **kwargs):
+def _env(src, dst, minutes, path_mtu, task="Path MTU IPv4", **kwargs):
     env = samples.pmtu_envelope(0, source=src, dest=dst, minutes=minutes, path_mtu=path_mtu,
                                 **kwargs)
     env["result"]["reference"] = {"display-task-name": task,
                                   "display-task-group": ["Jumbo frames"],
                                   "source-site": SITES[src], "dest-site": SITES[dst]}
-    if gain is not None:
-        env["result"]["result"]["throughput"] = {"runs": [], "standard": None, "jumbo": None,
-                                                 "gain": gain}
     return env
+
+
+def _pair(src, dst, minutes, gain):
+    """A jumbo-throughput run (the gain panel's source), in the template's task."""
+    return samples.pair_envelope(src, dst, minutes=minutes, gain=gain, reference={
+        "display-task-name": "Jumbo throughput gain IPv4", "display-task-group": ["Jumbo frames"],
+        "source-site": SITES[src], "dest-site": SITES[dst]})
 
 
 HOLE = {"ttl": 2, "ip": "198.18.2.1", "size": 9000}
 DOCS = [
-    _env(A, B, 10, 9000, gain=0.42),
+    _env(A, B, 10, 9000),
+    _pair(A, B, 15, 0.42),
     _env(A, B, 20, None, succeeded=False, pmtud="unknown"),   # failed run: no MTU
     _env(A, B, -3000, 1500),                                  # outside the time range
     _env(A, C, 30, 1500),
@@ -179,14 +184,16 @@ def _matrix(search, panel, task="$__all"):
     return {(r[0], r[1]): r[2] for r in result}
 
 
-def test_dashboard_is_grafana_json_over_the_pmtu_stream():
+def test_dashboard_is_grafana_json_over_the_suites_streams():
     dash = _load(DASHBOARD)
     assert dash["uid"] and dash["panels"]
     for panel in dash["panels"]:
         assert panel["datasource"]["type"] == "grafana-opensearch-datasource"
         for target in panel["targets"]:
             assert target["timeField"] == "pscheduler.start_time"
-            assert "test.type.keyword:pmtu" in target["query"]
+            # The gain panel reads the paired test; every other panel the pmtu test.
+            wanted = "jumbo-throughput" if "gain" in panel["title"] else "pmtu"
+            assert target["query"].startswith("test.type.keyword:%s " % wanted), panel["title"]
     ds = dash["templating"]["list"][0]
     assert ds["type"] == "datasource" and ds["query"] == "grafana-opensearch-datasource"
 
@@ -237,7 +244,10 @@ def test_time_series_pie_and_gain(archive):
     panel = _panel("Jumbo throughput gain (9000 vs 1500)")
     target = panel["targets"][0]
     gains = dict(rows(archive(to_request(target, {"task": "$__all"})), target))
-    assert gains == {"%s|%s|4|pmtu" % (A, B): pytest.approx(0.42)}
+    assert gains == {"%s|%s|4|jumbo-throughput" % (A, B): pytest.approx(0.42)}
+    gains = dict(rows(archive(to_request(target, {"task": "Jumbo throughput gain IPv4"})),
+                      target))
+    assert gains == {"%s|%s|4|jumbo-throughput" % (A, B): pytest.approx(0.42)}
 
 
 def _agent_target(display, task_name):

@@ -63,6 +63,22 @@ def pmtu_result(path_mtu=9000, local_mtu=9000, pmtud="ok", blackhole=None, flows
     return result
 
 
+def pair_result(gain=1.8, path_mtu=9000, standard=4e9):
+    """A jumbo-throughput result (the paired 1500/9000 legs), with no per-leg detail."""
+    return {"schema": 1, "succeeded": True, "error": None, "diags": "", "path-mtu": path_mtu,
+            "pmtud": "not-needed", "runs": [], "standard": {"mean": standard, "n": 2},
+            "jumbo": {"mean": standard * gain, "n": 2}, "gain": gain, "gain-noise": None,
+            "mathis": None, "verdict": "jumbo-faster" if gain > 1 else "no-difference",
+            "skipped": None, "jumbo-mtu": path_mtu, "notes": []}
+
+
+def pair_envelope(source="ps-a.example.org", dest="ps-b.example.org", minutes=0, gain=1.8,
+                  reference=None):
+    spec = {"schema": 1, "source": source, "dest": dest, "ip-version": 4}
+    return envelope("jumbo-throughput", pair_result(gain=gain), spec, lead=source,
+                    minutes=minutes, reference=reference)
+
+
 def pmtu_envelope(index=0, source="ps-a.example.org", dest=None, minutes=None, run=None,
                   path_mtu=9000, **kwargs):
     dest = dest or "ps-%d.example.org" % (index % 50)
