@@ -47,6 +47,10 @@ def test_record_from_other_tests():
     assert tput["throughput_jumbo"] == 9.1e9 and tput["throughput_standard"] is None
     std = records.normalize(samples.throughput_envelope(bits=4e9, mss=1448))[0]
     assert std["throughput_standard"] == 4e9
+    pair = records.normalize(samples.pair_envelope(gain=2.5))[0]
+    assert (pair["test_type"], pair["path_mtu"], pair["gain"], pair["jumbo"]) == (
+        "jumbo-throughput", 9000, 2.5, True)
+    assert pair["throughput_jumbo"] == pytest.approx(2.5 * pair["throughput_standard"])
     lat = records.normalize(samples.latency_envelope(sent=600, lost=6))[0]
     assert lat["test_type"] == "latency" and lat["loss"] == pytest.approx(0.01)
     assert lat["rtt"] == pytest.approx(0.010)  # 2 x median one-way (5.00 ms)
@@ -159,8 +163,9 @@ def test_opensearch_latest_never_overwritten_by_late_retry(os_store):
 
 
 def test_opensearch_other_types_and_mapping_conflict(os_store):
-    items = [samples.trace_envelope(), samples.throughput_envelope(), samples.latency_envelope()]
-    assert os_store.put_many(items) == [None, None, None]
+    items = [samples.trace_envelope(), samples.throughput_envelope(), samples.latency_envelope(),
+             samples.pair_envelope(gain=1.7)]
+    assert os_store.put_many(items) == [None, None, None, None]
     bad = samples.pmtu_envelope(2, dest="ps-w")
     bad["result"]["result"]["path-mtu"] = "nine thousand"     # template says integer
     good = samples.pmtu_envelope(3, dest="ps-v")
@@ -168,6 +173,11 @@ def test_opensearch_other_types_and_mapping_conflict(os_store):
     assert isinstance(outcomes[0], PermanentError)
     assert "mapper_parsing_exception" in str(outcomes[0]) and outcomes[1] is None
     assert os_store.count("trace") == 1 and os_store.count("latencybg") == 1
+    # The paired test has its own stream, typed by the template of the non-pmtu types.
+    assert os_store.count("jumbo-throughput") == 1
+    status, mapping = os_store.request("GET", "/%spscheduler_jumbo-throughput/_mapping"
+                                       % os_store.prefix)
+    assert status == 200 and '"gain": {"type": "double"}' in json.dumps(mapping), mapping
 
 
 def test_replay_file_and_migration(os_store, tmp_path):
