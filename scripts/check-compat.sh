@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-NODE_CODE=(python-jumbo/jumbo pscheduler-test-pmtu pscheduler-tool-jumbocheck pscheduler-archiver-jumbo)
+NODE_CODE=(python-jumbo/jumbo pscheduler-test-pmtu pscheduler-test-jumbo-throughput pscheduler-tool-jumbocheck
+           pscheduler-archiver-jumbo)
 # The report runs on a coordinator's workstation and may use newer Python.
 EXCLUDE=(--exclude-regex 'jumbo/report/.*')
 targets=()
