@@ -347,6 +347,67 @@ def test_merged_results_answers_bad_input_with_a_failed_result(stdin):
     assert validate.check_result(merged)[0]
 
 
+def _pair_merge(results):
+    done = call("merged-results", {"test": as_pair(PAIR), "results": results})
+    assert done.status == 0, done
+    assert_no_traceback(done)
+    merged = done.json(max_schema=1)
+    valid, error = validate.check_pair_result(merged)
+    assert valid, error
+    return merged
+
+
+def test_pair_merged_results_with_a_missing_or_failed_peer():
+    from jumbo import pair, throughput
+    legs, info = throughput.plan({"throughput": {}}, 9000)
+    runs = [dict(throughput._blank_run(leg), error="iperf3: connection refused") for leg in legs]
+    failed = throughput.summarize(runs, info)
+    lead = {"succeeded": False, "error": None, "diags": "",
+            "result": pair.assemble({"path-mtu": 9000, "pmtud": "not-needed"}, None, failed)}
+    merged = _pair_merge([lead, None])
+    assert merged["succeeded"] is False and merged["verdict"] == "failed"
+    assert "connection refused" in merged["error"] and "missing" in merged["diags"]
+    server = {"succeeded": False, "error": "port 5601 is busy on the dest", "served": 0}
+    dest = {"succeeded": False, "error": "iperf3 server: port busy", "diags": "",
+            "result": {"role": "dest", "reflector": {}, "throughput-server": server}}
+    merged = _pair_merge([lead, dest])
+    assert merged["server"]["error"] == server["error"]
+    assert "dest participant: iperf3 server: port busy" in merged["diags"]
+    # Without the legs at all (the peer never answered): a failed result that says why.
+    lone = {"succeeded": False, "error": None, "diags": "",
+            "result": pair.assemble(None, "no route to host", None, peer_error="no peer data")}
+    merged = _pair_merge([lone, None])
+    assert merged["error"] == "no peer data" and merged["path-mtu-error"] == "no route to host"
+
+
+def test_path_mtu_step_is_cut_at_its_budget_and_the_slot_alarm_restored():
+    """runner._bounded: the step's own alarm stops a slow step, then the slot's alarm is
+    re-armed for the slot's end (a slow sleep stands in for a slow probe)."""
+    import signal
+    import time as clock
+    from jumbo import runner
+
+    class Slot(object):
+        end = clock.time() + 30
+
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        began = clock.monotonic()
+        value, error = runner._bounded(Slot(), 0.3, lambda run: (clock.sleep(5), None))
+        assert clock.monotonic() - began < 2
+        assert value is None and "within its 0.3 s budget" in error
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 28 < left <= 30, left   # the slot's own alarm again
+        assert signal.getsignal(signal.SIGALRM) is not None and not fired
+        # A quick step passes through untouched.
+        assert runner._bounded(Slot(), 5, lambda run: ({"path-mtu": 9000}, None)) == \
+            ({"path-mtu": 9000}, None)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def test_private_members_never_reach_the_merged_result():
     merged = _merge([_source_output(), harness.null_private(
         {"succeeded": True, "result": {"role": "dest", "reflector": None}, "_x": "secret"})])

@@ -518,7 +518,7 @@ def _bounded(run, seconds, step):
     try:
         return step(run)
     except _StepOver:
-        return None, ("the path MTU was not measured within its %.0f s budget: the jumbo leg "
+        return None, ("the path MTU was not measured within its %g s budget: the jumbo leg "
                       "tries 9000 and the stall check decides" % seconds)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
