@@ -61,7 +61,7 @@ def _shape_problem(spec):
 
 def _semantic_problem(spec):
     # Hosts, families and the probe timeout: the pmtu spec's own checks on those members.
-    problem = specs._semantic_problem(dict((k, spec[k]) for k in HOST_KEYS if k in spec))
+    problem = specs.semantic_problem(dict((k, spec[k]) for k in HOST_KEYS if k in spec))
     if problem:
         return problem
     if "duration" in spec:
@@ -192,7 +192,7 @@ def _dest(option):
 
 
 def _parser():
-    parser = specs._FailingParser(usage="%prog [options]", prog=TEST, epilog=EPILOG,
+    parser = specs.FailingParser(usage="%prog [options]", prog=TEST, epilog=EPILOG,
                                   add_help_option=True)
     parser.format_epilog = lambda formatter: "\n" + EPILOG + "\n"
     for key, option, text in _STRINGS:
@@ -223,9 +223,9 @@ def cli_to_spec(argv):
         if value is None:
             continue
         if kind == "duration":
-            spec[key] = specs._time_option(option, value)
+            spec[key] = specs.time_option(option, value)
         elif kind == "int":
-            spec[key] = specs._int_option(option, value)
+            spec[key] = specs.int_option(option, value)
         elif kind == "si":
             try:
                 spec[key] = specs.parse_si(value)

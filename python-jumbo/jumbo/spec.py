@@ -553,3 +553,13 @@ def spec_to_cli(spec):
     if "timeout" in spec:
         argv += ["--timeout", spec["timeout"]]
     return argv
+
+
+# ------------------------------------------------------------------------------------------
+# Shared with the jumbo-throughput test (jumbo.pair): the same hosts, families and probe
+# timeout rules, the same option parsing, so both tests answer alike.
+
+semantic_problem = _semantic_problem
+FailingParser = _FailingParser
+time_option = _time_option
+int_option = _int_option
