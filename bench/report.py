@@ -88,7 +88,7 @@ def load_opensearch(base, prefix, mesh, results, batch=10000):
     from jumbo.stores.opensearch import document, LATEST_INDEX
     store = open_store("%s/?prefix=%s" % (base, prefix))
     store.ensure_ready()
-    for ptype in ("pmtu", "latency", "throughput"):
+    for ptype in ("pmtu", "latency", "jumbo-throughput"):
         # Create each stream now so the bulk below never races on creation.
         store.request("PUT", "/_data_stream/%spscheduler_%s" % (prefix, ptype))
     store.request("PUT", "/%spscheduler_*/_settings" % prefix, {"index": {"refresh_interval": "-1"}})

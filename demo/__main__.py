@@ -7,7 +7,8 @@ is skipped with the reason, and the exit status is then non-zero):
   1. build the mesh of six sites in network namespaces (demo/mesh.py)
   2. measure: one `pmtu` task per directed pair through the plugin harness the tests use,
      the tool running as the unprivileged user `jumbotest`; both participants where the spec
-     needs them (reverse path, paired 1500/9000 throughput)
+     needs them (reverse path); on a few pairs the paired 1500/9000 throughput follows as
+     its own `jumbo-throughput` run
   3. archive every result with the `jumbo` archiver's `archive` process into the store
   4. report: `jumbo-report` as text on the terminal and as an HTML page in a file
   5. self-check: every measured value and the report's headline against the lab's truth
@@ -48,7 +49,7 @@ def parse_args(argv):
                         help="pairs measured at the same time (default 3; pairs running "
                              "together never share a site)")
     parser.add_argument("--no-throughput", action="store_true",
-                        help="skip the paired 1500/9000 throughput phase")
+                        help="skip the paired 1500/9000 throughput (the jumbo-throughput runs)")
     parser.add_argument("--flows", type=int, default=8, metavar="N",
                         help="flows per pair for the ECMP view (default 8)")
     parser.add_argument("--ip-version", type=int, choices=(4, 6), default=4,
