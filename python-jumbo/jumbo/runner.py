@@ -63,6 +63,7 @@ START_WAIT = 2.0      # p0 waits this long after start before talking to p1 (ske
 STATUS_BUDGET = 2.0   # the final STATUS exchange with p1 when no reverse search ran
 TEARDOWN = 2.0        # stopping servers, writing the result
 DEST_EXIT_MARGIN = 1.0  # p1 stops this long before the slot ends
+SLOT_ALARM_MARGIN = 0.3  # the last-resort alarm fires this long before the slot ends
 FALLBACK_PROBE_SECONDS = 30.0  # used only if the probe engine has no max_duration
 # jumbo-throughput measures the path MTU (one flow) before its legs, inside its exclusive slot:
 # that step gets at most this long. When it runs out the legs still run, the jumbo leg at 9000
@@ -294,7 +295,7 @@ def run_participant(run_input):
         return _failure(str(err), "the run input was rejected before measuring")
     except Exception as err:  # noqa: BLE001 - never a traceback
         return _failure("cannot read the run input: %s: %s" % (type(err).__name__, err))
-    alarm = _arm_alarm(run.end - 0.3)
+    alarm = _arm_alarm(run.end - SLOT_ALARM_MARGIN)
     try:
         if run.index == 1:
             return _run_dest(run)
@@ -431,7 +432,10 @@ def _run_source(run):
     diags = []
 
     if is_pair_run(run.full):
-        forward, forward_error = _bounded(run, run.budget["forward"], _forward)
+        forward, forward_error = _bounded(
+            run, run.budget["forward"], _forward,
+            "the path MTU was not measured within its %g s budget: the jumbo leg tries 9000 "
+            "and the stall check decides" % run.budget["forward"])
     else:
         forward, forward_error = _forward(run)
     if forward is not None and forward.get("succeeded") is False and not forward_error:
@@ -502,7 +506,7 @@ class _StepOver(BaseException):
     """A bounded step's own alarm (not the slot's end)."""
 
 
-def _bounded(run, seconds, step):
+def _bounded(run, seconds, step, reason):
     """step(run) -> (value, error), stopped after `seconds` with (None, reason). The slot's
     alarm is suspended meanwhile and re-armed after (main thread only; elsewhere unbounded)."""
     if threading.current_thread() is not threading.main_thread():
@@ -511,19 +515,23 @@ def _bounded(run, seconds, step):
     def over(signum, frame):
         raise _StepOver()
 
-    slot_left = run.end - 0.3 - time.time()
+    slot_left = run.end - SLOT_ALARM_MARGIN - time.time()
     previous = signal.signal(signal.SIGALRM, over if seconds < slot_left else
                              signal.getsignal(signal.SIGALRM))
     signal.setitimer(signal.ITIMER_REAL, max(0.01, min(seconds, slot_left)))
     try:
-        return step(run)
+        outcome = step(run)
     except _StepOver:
-        return None, ("the path MTU was not measured within its %g s budget: the jumbo leg "
-                      "tries 9000 and the stall check decides" % seconds)
+        outcome = (None, reason)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        signal.setitimer(signal.ITIMER_REAL, max(0.01, run.end - 0.3 - time.time()))
+    # Only reached without an exception in flight (a _Deadline propagates as it is).
+    left = run.end - SLOT_ALARM_MARGIN - time.time()
+    if left <= 0:
+        raise _Deadline()
+    signal.setitimer(signal.ITIMER_REAL, left)
+    return outcome
 
 
 def _reverse(run, peer, dest_ip, version, path_mtu):
