@@ -152,3 +152,43 @@ def test_a_standard_path_gets_no_jumbo_leg(lab_factory):
                           stdin={"spec": spec, "result": merged}).stdout
     assert text.startswith("No jumbo leg:"), text
     assert json.dumps(merged)  # plain JSON all the way
+
+
+@needs_lab
+def test_a_pair_run_never_outlives_a_short_slot(lab_factory):
+    """A slot far shorter than the legs need (as when the clock jumped): the legs that cannot
+    end in time are not started but reported, and both ends print their one line in time."""
+    import threading
+    lab = lab_factory("clean-jumbo")
+    spec = {"schema": 1, "dest": lab.address("dst", 4), "duration": "PT3S", "omit": "PT0S"}
+    test = {"type": TEST, "spec": spec}
+    data = [harness.invoke("tool", "jumbocheck", "participant-data", user=USER,
+                           netns=(lab, node), stdin={"participant": i, "test": test}).sql_json()
+            for i, node in enumerate(("src", "dst"))]
+    start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) \
+        + datetime.timedelta(seconds=2)
+    slot = 12
+    done = [None, None]
+
+    def run(index, node):
+        run_input = {"schema": 1, "task-uuid": "t", "test": test, "participant": index,
+                     "schedule": {"start": start.isoformat(), "duration": "PT%dS" % slot},
+                     "participant-data": data}
+        done[index] = harness.invoke("tool", "jumbocheck", "run", stdin=run_input, user=USER,
+                                     netns=(lab, node), timeout=slot + 10)
+    threads = [threading.Thread(target=run, args=(i, n)) for i, n in enumerate(("src", "dst"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    assert (finished - start).total_seconds() <= slot + 0.5, finished - start
+    for completed in done:
+        assert completed.status == 0 and completed.stdout.count("\n") == 1, completed
+    lead = done[0].runner_json()["result"]
+    valid, error = validate.check_pair_result(lead)
+    assert valid, error
+    legs = lead["runs"]
+    # 2 s start + 4 legs of 3 s do not fit in 12 s with the teardown: the last ones are cut.
+    assert 1 <= len([r for r in legs if r["succeeded"]]) < 4, legs
+    assert any("no time left before the deadline" in (r["error"] or "") for r in legs), legs
