@@ -132,19 +132,34 @@ def test_opensearch_idempotent_layout_and_mapping(os_store):
     assert hits[0]["_index"].startswith(".ds-%spscheduler_pmtu-" % os_store.prefix)
     rec = records.normalize(env)[0]
     assert hits[0]["_id"] == rec["id"]
-    assert doc["@timestamp"] == rec["start"] == doc["pscheduler"]["start_time"]
-    assert set(doc) >= {"meta", "test", "result", "pscheduler", "reference", "jumbo"}
-    assert doc["result"]["mtu"] == 9000 and doc["jumbo"]["path_mtu"] == 9000
+    # perfSONAR's Logstash layout, nothing of ours in it: the result verbatim, times as
+    # pScheduler gave them, durations in seconds
+    assert set(doc) == {"@timestamp", "@version", "id", "test", "schedule", "result",
+                        "reference", "pscheduler", "meta"}
+    assert doc["result"] == env["result"]["result"] and "mtu" not in doc["result"]
+    assert doc["@timestamp"] == rec["start"]
+    assert doc["pscheduler"]["start_time"] == env["result"]["run"]["start-time"]
     assert doc["pscheduler"]["run_id"] == env["result"]["id"]
-    # every jumbo field is typed by the template, not by dynamic mapping
+    assert doc["schedule"] == {"repeat": 21600.0, "slip": 10800.0}
+    # the stream's mapping: the pmtu result typed by our template, the rest dynamic as in
+    # perfSONAR's streams (text + .keyword, which perfSONAR's dashboards group on)
     status, mapping = os_store.request("GET", "/%spscheduler_pmtu/_mapping" % os_store.prefix)
+    props = list(mapping.values())[0]["mappings"]["properties"]
+    result = props["result"]["properties"]
+    assert result["path-mtu"]["type"] == "integer" and result["pmtud"]["type"] == "keyword"
+    assert props["pscheduler"]["properties"]["tool"]["fields"]["keyword"]["type"] == "keyword"
+    assert "jumbo" not in props
+    # the adoption record: jumbo_history, every field typed by our own template
+    status, mapping = os_store.request("GET", "/%sjumbo_history/_mapping" % os_store.prefix)
     props = list(mapping.values())[0]["mappings"]["properties"]
     jumbo = props["jumbo"]["properties"]
     assert props["jumbo"]["dynamic"] in (False, "false")
     assert jumbo["path_mtu"]["type"] == "integer" and jumbo["source"]["type"] == "keyword"
     assert jumbo["start"]["type"] == "date" and jumbo["jumbo"]["type"] == "boolean"
     assert set(records.FIELDS) <= set(jumbo)
-    assert props["reference"]["properties"]["source-site"]["type"] == "keyword"
+    history = os_store.search("jumbo_history", {"query": {"match_all": {}}})["hits"]["hits"]
+    assert [h["_id"] for h in history] == [rec["id"]]
+    assert history[0]["_source"]["jumbo"]["path_mtu"] == 9000
 
 
 def test_opensearch_latest_never_overwritten_by_late_retry(os_store):
@@ -158,16 +173,56 @@ def test_opensearch_latest_never_overwritten_by_late_retry(os_store):
     assert os_store.count("pmtu") == 2                 # history keeps both runs
 
 
-def test_opensearch_other_types_and_mapping_conflict(os_store):
+def test_opensearch_other_types_only_as_adoption_records(os_store):
     items = [samples.trace_envelope(), samples.throughput_envelope(), samples.latency_envelope()]
     assert os_store.put_many(items) == [None, None, None]
+    assert os_store.count("trace") == 1 and os_store.count("latencybg") == 1
+    # nothing of theirs in perfSONAR's streams, and no template of ours matches them
+    for ptype in ("trace", "throughput", "latencybg", "latency", "rtt"):
+        stream = "%spscheduler_%s" % (os_store.prefix, ptype)
+        assert os_store.request("GET", "/_data_stream/" + stream)[0] == 404
+        status, answer = os_store.request("POST", "/_index_template/_simulate_index/" + stream)
+        assert status == 200 and not answer.get("template", {}).get("mappings"), answer
+
+
+def test_opensearch_mapping_rejection_named_and_counted(os_store):
     bad = samples.pmtu_envelope(2, dest="ps-w")
-    bad["result"]["result"]["path-mtu"] = "nine thousand"     # template says integer
+    bad["result"]["result"]["path-mtu"] = "nine thousand"     # the template says integer
     good = samples.pmtu_envelope(3, dest="ps-v")
     outcomes = os_store.put_many([bad, good])
-    assert isinstance(outcomes[0], PermanentError)
-    assert "mapper_parsing_exception" in str(outcomes[0]) and outcomes[1] is None
-    assert os_store.count("trace") == 1 and os_store.count("latencybg") == 1
+    assert outcomes[1] is None
+    error = outcomes[0]
+    assert isinstance(error, PermanentError) and not error.transient
+    assert error.field == "result.path-mtu"
+    assert bad["result"]["id"] in str(error) and "result.path-mtu" in str(error)
+    assert "mapper_parsing_exception" in str(error)
+    count, recent = os_store.rejected()
+    assert count == 1 and recent[0]["run_id"] == bad["result"]["id"]
+    assert recent[0]["field"] == "result.path-mtu"
+    assert os_store.rejections == 1
+    # the adoption record itself was stored (the history), so the path's latest moved on
+    os_store.refresh()
+    assert {r["dest"] for r in os_store.latest("pmtu")} == {"ps-w", "ps-v"}
+    # a second delivery is refused the same way and counted once per run
+    assert isinstance(os_store.put_many([bad])[0], PermanentError)
+    assert os_store.rejected()[0] == 1
+
+
+def test_opensearch_latest_failure_never_fails_a_stored_run(os_store):
+    assert os_store.put_many([samples.pmtu_envelope(0, dest="ps-l", minutes=1)]) == [None]
+    # A real refusal: the latest index blocked for writes (OpenSearch answers each bulk
+    # item 403 cluster_block_exception).
+    latest = os_store.name("jumbo_latest")
+    assert os_store.request("PUT", "/%s/_settings" % latest,
+                            {"index.blocks.write": True})[0] == 200
+    try:
+        env = samples.pmtu_envelope(0, dest="ps-l", minutes=60, path_mtu=1500)
+        assert os_store.put_many([env]) == [None]
+        assert os_store.latest_failures == 1
+        assert os_store.count("pmtu") == 2
+        assert [r["path_mtu"] for r in os_store.latest("pmtu")] == [9000]   # not updated
+    finally:
+        os_store.request("PUT", "/%s/_settings" % latest, {"index.blocks.write": False})
 
 
 def test_replay_file_and_migration(os_store, tmp_path):
