@@ -75,7 +75,7 @@ def problems(store):
             stream = store.stream(ptype)
             template = store.name("jumbo_pscheduler_" + ptype)
             status, parsed = store.request("GET", "/_data_stream/" + stream)
-            if status in (401, 403):
+            if status == 403:
                 found.append(("privilege", stream, "HTTP %d on GET _data_stream" % status))
                 continue
             if status == 404:
@@ -88,7 +88,7 @@ def problems(store):
                               % (streams[0].get("template"), template)))
                 continue
             status, parsed = store.request("GET", "/%s/_mapping" % stream)
-            if status in (401, 403):
+            if status == 403:
                 found.append(("privilege", stream, "HTTP %d on GET _mapping" % status))
                 continue
             store._check(status, parsed, "reading mapping of %s" % stream)
@@ -99,7 +99,7 @@ def problems(store):
     for base in JUMBO_INDICES:
         index = store.name(base)
         status, parsed = store.request("GET", "/%s/_mapping" % index)
-        if status in (401, 403):
+        if status == 403:
             found.append(("privilege", index, "HTTP %d on GET _mapping" % status))
         elif status == 404:
             found.append(("missing", index, "index does not exist"))
@@ -187,14 +187,11 @@ def _open(args):
             with open(args.password_file) as f:
                 password = f.read().strip()
         if password is None:
-            raise SystemExit("--user needs --password-file or JUMBO_OPENSEARCH_PASSWORD")
+            raise ValueError("--user needs --password-file or JUMBO_OPENSEARCH_PASSWORD")
         auth = (args.user, password)
     from . import check_url
-    try:
-        if check_url(args.url).scheme == "sqlite":
-            raise ValueError("set-up concerns an OpenSearch archive, not %s" % args.url)
-    except ValueError as err:
-        raise SystemExit(str(err))
+    if check_url(args.url).scheme == "sqlite":
+        raise ValueError("set-up concerns an OpenSearch archive, not %s" % args.url)
     return OpenSearchStore.from_url(args.url, auth=auth, verify_ssl=not args.insecure,
                                     ca_file=args.ca_file, prefix=args.prefix,
                                     manage_templates=False,
@@ -221,7 +218,11 @@ def main(argv=None):
         return 0
     if not args.url:
         parser.error("--url is required for %s" % args.action)
-    store = _open(args)
+    try:
+        store = _open(args)
+    except (ValueError, OSError) as err:
+        print("jumbo setup: %s" % err, file=sys.stderr)
+        return 2
     try:
         if args.action == "install":
             for line in install(store):
