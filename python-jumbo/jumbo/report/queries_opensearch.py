@@ -350,21 +350,21 @@ class OpenSearchQueries(Queries):
                    for h in self._scroll(self.latest_index, query, source=["source", "dest", "rtt", "loss"])]
             if out:
                 return out
-        else:
-            # A past window: the newest jumbo latency record of each path in it.
-            query = {"bool": {"filter": self._range(window) + [
-                {"term": {"jumbo.test_type": "latency"}}, {"exists": {"field": "jumbo.rtt"}}]}}
-            aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}], "_source": [
-                "jumbo.source", "jumbo.dest", "jumbo.rtt", "jumbo.loss"]}}}
-            out = []
-            for bucket in self._composite(self.pmtu, query,
-                                          [{"path": {"terms": {"field": "jumbo.path"}}}], aggs,
-                                          "latency", page=1000):
-                src = bucket["last"]["hits"]["hits"][0]["_source"]["jumbo"]
-                out.append((_intern(src.get("source")), _intern(src.get("dest")), None, None,
-                            src.get("rtt"), src.get("loss") or 0.0, 1))
-            if out:
-                return out
+        # A past window (or no latest index): the newest jumbo latency record of each
+        # path in it, from the history.
+        query = {"bool": {"filter": self._range(window) + [
+            {"term": {"jumbo.test_type": "latency"}}, {"exists": {"field": "jumbo.rtt"}}]}}
+        aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}], "_source": [
+            "jumbo.source", "jumbo.dest", "jumbo.rtt", "jumbo.loss"]}}}
+        out = []
+        for bucket in self._composite(self.pmtu, query,
+                                      [{"path": {"terms": {"field": "jumbo.path"}}}], aggs,
+                                      "latency", page=1000):
+            src = bucket["last"]["hits"]["hits"][0]["_source"]["jumbo"]
+            out.append((_intern(src.get("source")), _intern(src.get("dest")), None, None,
+                        src.get("rtt"), src.get("loss") or 0.0, 1))
+        if out:
+            return out
         # perfSONAR's own latency documents (Logstash layout): averaged per address pair.
         query = {"bool": {"filter": self._range(window, "@timestamp")}}
         sources = [{"s": {"terms": {"field": "meta.source.ip"}}},
