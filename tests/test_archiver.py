@@ -44,6 +44,7 @@ def test_enumerate_and_data_is_valid():
                           "retry-policy": [{"attempts": 2, "wait": "PT1M"}]})["valid"]
     assert data_is_valid({"_url": "https://archive:9200", "_auth": {"username": "w", "password": "p"},
                           "verify-ssl": True, "timeout": "PT20S"})["valid"]
+    assert data_is_valid({"_url": "https://archive:9200", "pscheduler-streams": False})["valid"]
     cases = [
         ({"_url": "ftp://x/y"}, "/_url"),
         ({"_url": "https://h:port"}, "/_url"),
@@ -53,6 +54,8 @@ def test_enumerate_and_data_is_valid():
         ({"_url": "https://h", "_auth": {"username": "u", "password": "p"}, "_api-key": "k"},
          "/_api-key"),
         ({"verify-ssl": "yes"}, "/verify-ssl"),
+        ({"_url": "https://h", "pscheduler-streams": "no"}, "/pscheduler-streams"),
+        ({"pscheduler-streams": False}, "/pscheduler-streams"),            # SQLite: meaningless
         ({"timeout": 30}, "/timeout"),
         ({"timeout": "PT5M"}, "/timeout"),
         ({"retry-policy": [{"attempts": 0, "wait": "PT1M"}]}, "/retry-policy/0/attempts"),

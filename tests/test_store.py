@@ -252,3 +252,19 @@ def test_replay_file_and_migration(os_store, tmp_path):
         out = subprocess.run([exe, str(src), "--to", db], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
         assert out.returncode == 1 and "20" not in out.stderr and "21 stored" in out.stdout
+
+
+def test_opensearch_adoption_records_only_when_logstash_stores_the_runs(opensearch_url):
+    """`pscheduler-streams: false`: perfSONAR's http archiver already sends the pmtu runs
+    through Logstash, so this store writes only its own jumbo_* indices (no second copy)."""
+    prefix = "n%s_" % uuid.uuid4().hex[:8]
+    store = open_store("%s/?prefix=%s" % (opensearch_url, prefix), pscheduler_streams=False)
+    try:
+        assert store.put_many([samples.pmtu_envelope(0, dest="ps-once")]) == [None]
+        store.refresh()
+        # the set-up made the stream (typed for Logstash's pmtu documents); nothing of ours in it
+        assert store.count("pmtu") == 0
+        assert store.count("pmtu", index=store.name("jumbo_history")) == 1
+        assert [r["dest"] for r in store.latest("pmtu")] == ["ps-once"]
+    finally:
+        drop_prefix(store, prefix)
