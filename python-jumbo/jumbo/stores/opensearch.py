@@ -380,25 +380,28 @@ class OpenSearchStore(object):
         for index, item in enumerate(items):
             try:
                 rec, raw = records.normalize(item)
+                test = raw.get("test") if isinstance(raw, dict) else None
+                ptype = test.get("type") if isinstance(test, dict) else None
+                owned = ptype in OWNED_TEST_TYPES
+                stream_doc = None
+                if owned and raw is not None and self.pscheduler_streams:
+                    stream_doc = logstash_document(raw, envelope_hrefs(item))
             except records.BadRecord as err:
                 outcomes[index] = PermanentError(str(err))
                 continue
-            ptype = (raw or {}).get("test", {}).get("type") if isinstance(
-                (raw or {}).get("test"), dict) else None
-            owned = ptype in OWNED_TEST_TYPES
             body = {"@timestamp": rec["start"], "jumbo": dict(rec, path=records.path_key(rec))}
             if owned and raw is not None:
                 body["raw"] = raw
             lines.append(history + _json(rec["id"]) + "}}")
             lines.append(_json(body))
             count = 1
-            if owned and raw is not None and self.pscheduler_streams:
+            if stream_doc is not None:
                 action = actions.get(ptype)
                 if action is None:
                     action = actions[ptype] = '{"create":{"_index":%s,"_id":' % _json(
                         self.stream(ptype))
                 lines.append(action + _json(rec["id"]) + "}}")
-                lines.append(_json(logstash_document(raw, envelope_hrefs(item))))
+                lines.append(_json(stream_doc))
                 count = 2
             prepared.append((index, rec, count))
         return outcomes, prepared, lines
