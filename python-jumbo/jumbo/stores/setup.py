@@ -2,7 +2,7 @@
 
     python3 -m jumbo.stores.setup install --url https://ADMIN:PW@archive:9200
     python3 -m jumbo.stores.setup check   --url https://WRITER:PW@archive:9200
-    python3 -m jumbo.stores.setup role    # the writer role, as JSON for the security API
+    python3 -m jumbo.stores.setup role    # the writer role: body of PUT _plugins/_security/api/roles/jumbo_writer
 
 `install` (an admin, once, and after an upgrade that changes TEMPLATE_VERSION):
 removes templates of earlier versions of this suite that matched perfSONAR's streams,
@@ -214,7 +214,7 @@ def main(argv=None):
                         help="the archive data sets \"pscheduler-streams\": false")
     args = parser.parse_args(argv)
     if args.action == "role":
-        print(json.dumps({WRITER_ROLE: writer_role(args.prefix or "")}, indent=2))
+        print(json.dumps(writer_role(args.prefix or ""), indent=2))
         return 0
     if not args.url:
         parser.error("--url is required for %s" % args.action)
