@@ -776,7 +776,10 @@ def logstash_document(inner, hrefs=(None, None)):
         ps["task_id"] = task_id
     if run_id:
         ps["run_id"] = run_id
-    ps["test_checksum"] = test_checksum(inner.get("test"), ps.get("tool"))
+    try:
+        ps["test_checksum"] = test_checksum(inner.get("test"), ps.get("tool"))
+    except (ValueError, OverflowError):
+        pass  # NaN/infinite numbers: the pipeline's ruby filter fails too, leaving none
     if "duration" in ps:
         ps["duration"] = logstash_seconds(ps["duration"])
     if "schedule" in doc:
