@@ -463,10 +463,19 @@ def test_archive_without_privileges_fails_loudly_then_recovers(opensearch_url):
                                           "%s/?prefix=%s" % (opensearch_url, prefix))
             assert status == 0, err
             assert archive.send(dict(env, attempts=1)) == {"succeeded": True}
+            # perfSONAR's pscheduler_writer alone has no cluster permission for _bulk
+            proxy.refuse = lambda method, path: path.startswith("/_bulk")
+            second = dict(samples.pmtu_envelope(1, dest="ps-priv2"), data=data)
+            reply = archive.send(second)
+            assert reply["succeeded"] is False and reply["retry"] == "PT1M", reply
+            assert "refused _bulk" in reply["error"] and "jumbo_writer" in reply["error"]
+            assert "python3 -m jumbo.stores.setup check" in reply["error"]
+            proxy.refuse = None
+            assert archive.send(dict(second, attempts=1)) == {"succeeded": True}
         finally:
             archive.close()
         store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
-        assert store.count("pmtu") == 1
+        assert store.count("pmtu") == 2
         drop_prefix(store, prefix)
     finally:
         proxy.close()

@@ -433,7 +433,7 @@ class OpenSearchStore(object):
                 error = _item_error(item, rec)
                 if error is not None:
                     errors.append(error)
-                    if getattr(error, "field", None) is not None or not error.transient:
+                    if isinstance(error, RejectedDocument):
                         rejected.append((rec, item, error))
             position += count
             if errors:
@@ -504,6 +504,12 @@ class OpenSearchStore(object):
     def _bulk(self, lines, expected):
         body = "\n".join(lines) + "\n"
         status, parsed = self.request("POST", "/_bulk", body, ndjson=True)
+        if status == 403:
+            # the security plugin checks _bulk at cluster level first
+            from . import setup
+            raise SetupError("OpenSearch at %s refused _bulk (HTTP 403: %s); the archive user "
+                             "needs the privileges of `%s` (check with: %s)"
+                             % (self.url, _reason(parsed), setup.WRITER_ROLE, CHECK_COMMAND))
         self._check(status, parsed, "bulk write")
         items = (parsed or {}).get("items")
         if not isinstance(items, list) or len(items) != expected:
