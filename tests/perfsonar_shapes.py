@@ -20,6 +20,8 @@ import copy
 import hashlib
 import json
 
+from jumbo.stores.opensearch import canonical_json
+
 PERFSONAR_TEMPLATE_NAME = "pscheduler_default_policy"
 PERFSONAR_TYPES = ("throughput", "trace", "latency", "latencybg", "rtt")
 
@@ -110,9 +112,10 @@ def logstash_document(test_type, n, source="ps-a.example.org", dest="ps-b.exampl
                        "duration": 20.0, "tool": tool, "participants": [source, dest],
                        "task_href": task_href, "run_href": task_href + "/runs/" + run,
                        "task_id": task, "run_id": run,
-                       "test_checksum": hashlib.sha256(json.dumps(
-                           {"observer_ip": None, "test": test, "tool": tool},
-                           sort_keys=True, separators=(",", ":")).encode()).hexdigest()},
+                       # canonical form checked on its own in test_checksum_is_the_pipelines
+                       "test_checksum": hashlib.sha256(canonical_json(
+                           {"observer_ip": None, "test": test, "tool": tool}).encode()
+                       ).hexdigest()},
         "meta": {"ip_version": 4, "observer": _side(source, 46.2),
                  "source": _side(source, 46.2), "destination": _side(dest, 47.4)},
     }

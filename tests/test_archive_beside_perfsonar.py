@@ -11,6 +11,7 @@ must be identical in both plays.
 """
 
 import copy
+import hashlib
 import re
 
 import pytest
@@ -211,7 +212,6 @@ def test_checksum_is_the_pipelines():
         '{"a":"é\\n","b":[1,true,null],"\U0001F600":1,"\uff61":2}'
     test = {"type": "rtt", "spec": {"schema": 1, "dest": "ps-b", "interval": 1.0}}
     # the float 1.0 is "1" in the pipeline's form (Python's json would write 1.0)
-    import hashlib
     assert test_checksum(test, "ping") == hashlib.sha256(
         b'{"observer_ip":null,"test":{"spec":{"dest":"ps-b","interval":1,"schema":1},'
         b'"type":"rtt"},"tool":"ping"}').hexdigest()
