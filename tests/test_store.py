@@ -268,3 +268,43 @@ def test_opensearch_adoption_records_only_when_logstash_stores_the_runs(opensear
         assert [r["dest"] for r in store.latest("pmtu")] == ["ps-once"]
     finally:
         drop_prefix(store, prefix)
+
+
+def test_opensearch_install_copies_records_of_the_earlier_layout(opensearch_url):
+    """Earlier versions kept the adoption record as `jumbo.*` inside pscheduler_<type>
+    documents (perfSONAR's streams too) and installed `jumbo_pscheduler_other` over them.
+    `setup install` removes that template and copies the records into jumbo_history, once,
+    reading but not changing the old documents."""
+    from jumbo.stores import setup
+    from perfsonar_shapes import logstash_document, perfsonar_template
+    prefix = "m%s_" % uuid.uuid4().hex[:8]
+    store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
+    try:
+        assert store.request("PUT", "/_index_template/%spscheduler_default_policy" % prefix,
+                             perfsonar_template(prefix))[0] == 200
+        old = dict(perfsonar_template(prefix), priority=10,
+                   index_patterns=[prefix + "pscheduler_trace"], _meta={
+                       "managed-by": "jumbo archiver"})
+        assert store.request("PUT", "/_index_template/%sjumbo_pscheduler_other" % prefix,
+                             old)[0] == 200
+        trace = records.normalize(samples.trace_envelope())[0]
+        doc = dict(logstash_document("trace", 1), jumbo=dict(trace, path=records.path_key(trace)))
+        status, answer = store.request("PUT", "/%spscheduler_trace/_create/%s?refresh=true"
+                                       % (prefix, trace["id"]), doc)
+        assert status == 201, answer
+        before = store.search("pscheduler_trace", {"query": {"match_all": {}}})["hits"]["hits"]
+        done = setup.install(store)
+        assert "removed legacy template %sjumbo_pscheduler_other" % prefix in " ".join(done)
+        assert any("copied 1 adoption record" in line for line in done), done
+        assert not any("copied" in line for line in setup.install(store))   # once
+        store.refresh()
+        assert store.count("trace") == 1
+        hit = store.search("jumbo_history", {"query": {"match_all": {}}})["hits"]["hits"][0]
+        assert hit["_id"] == trace["id"] and hit["_source"]["jumbo"]["path_mtu"] == 1500
+        assert store.search("pscheduler_trace", {"query": {"match_all": {}}})["hits"]["hits"] \
+            == before
+        assert store.request("GET", "/_index_template/%sjumbo_pscheduler_other" % prefix)[0] \
+            == 404
+    finally:
+        drop_prefix(store, prefix)
+        store.request("DELETE", "/_index_template/%spscheduler_default_policy" % prefix)

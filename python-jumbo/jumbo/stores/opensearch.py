@@ -608,7 +608,8 @@ def _reason(parsed):
 
 
 
-_FIELD = re.compile(r"failed to parse field \[([^\]]+)\]|field \[([^\]]+)\]|\[([^\]]+)\] cannot be changed")
+_FIELD = re.compile(r"failed to parse field \[([^\]]+)\]|field \[([^\]]+)\]"
+                    r"|\[([^\]]+)\] cannot be changed")
 
 
 class RejectedDocument(PermanentError):

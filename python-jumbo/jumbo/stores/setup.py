@@ -2,17 +2,21 @@
 
     python3 -m jumbo.stores.setup install --url https://ADMIN:PW@archive:9200
     python3 -m jumbo.stores.setup check   --url https://WRITER:PW@archive:9200
-    python3 -m jumbo.stores.setup role    # the writer role: body of PUT _plugins/_security/api/roles/jumbo_writer
+    python3 -m jumbo.stores.setup role    # the writer role (body of
+                                          # PUT _plugins/_security/api/roles/jumbo_writer)
 
 `install` (an admin, once, and after an upgrade that changes TEMPLATE_VERSION):
 removes templates of earlier versions of this suite that matched perfSONAR's streams,
 installs this suite's own templates (pscheduler_<type> for OWNED_TEST_TYPES, and the
 jumbo_* indices), creates the owned data streams and jumbo_* indices, and rolls an
 owned stream over when its write index was created without the current template
-(e.g. Logstash wrote the first pmtu document before set-up). It touches nothing of
-perfSONAR's. Needs: cluster `cluster_manage_index_templates`; on the owned streams and
-jumbo_*: `create_index`, `indices:admin/data_stream/create`, `indices:admin/rollover`,
-`indices:admin/mapping/put`, `indices:admin/mappings/get`, `indices:admin/data_stream/get`
+(e.g. Logstash wrote the first pmtu document before set-up), and copies adoption
+records of the earlier layout (`jumbo.*` inside pscheduler_* documents) into
+jumbo_history. It changes nothing of perfSONAR's (those documents are only read).
+Needs: cluster `cluster_manage_index_templates` and `indices:data/write/bulk`; on the owned
+streams and jumbo_*: `create_index`, `indices:admin/data_stream/create`,
+`indices:admin/rollover`, `indices:admin/mapping/put`, `indices:admin/mappings/get`,
+`indices:admin/data_stream/get`, write; read on pscheduler_* for the copy of earlier records
 (perfSONAR's `admin` user has them all).
 
 `check` (with the archiver's own credentials; read-only requests) says whether every
@@ -27,8 +31,9 @@ import os
 import sys
 
 from . import PermanentError, StoreError
-from .opensearch import (CHECK_COMMAND, JUMBO_INDICES, LEGACY_TEMPLATES, MANAGED_BY,
-                         OWNED_TEST_TYPES, SETUP_COMMAND, TEMPLATE_VERSION, OpenSearchStore)
+from .opensearch import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LEGACY_TEMPLATES,
+                         MANAGED_BY, OWNED_TEST_TYPES, SETUP_COMMAND, TEMPLATE_VERSION,
+                         OpenSearchStore)
 
 WRITER_ROLE = "jumbo_writer"
 
@@ -133,6 +138,14 @@ def install(store):
                 meta = entry.get("index_template", {}).get("_meta") or {}
                 if meta.get("managed-by") == MANAGED_BY:
                     status, parsed = store.request("DELETE", "/_index_template/" + name)
+                    if status == 400 and "in use by" in json.dumps(parsed):
+                        # perfSONAR's streams still resolve to it (it outranks theirs):
+                        # point it at a name nothing has, so theirs applies again, then drop it
+                        body = dict(entry["index_template"],
+                                    index_patterns=[store.name("jumbo-retired-" + legacy)])
+                        status, parsed = store.request("PUT", "/_index_template/" + name, body)
+                        store._check(status, parsed, "retiring legacy template %s" % name)
+                        status, parsed = store.request("DELETE", "/_index_template/" + name)
                     store._check(status, parsed, "removing legacy template %s" % name)
                     done.append("removed legacy template %s (it matched perfSONAR's streams)"
                                 % name)
@@ -176,7 +189,55 @@ def install(store):
                                             "properties": mapping["properties"]})
             store._check(status, parsed, "updating mapping of %s" % index)
             done.append("updated mapping of %s" % index)
+    moved = migrate_legacy_records(store)
+    if moved:
+        done.append("copied %d adoption record(s) of the earlier layout (jumbo.* inside "
+                    "pscheduler_* documents) into %s" % (moved, store.name(HISTORY_INDEX)))
     return done
+
+
+def migrate_legacy_records(store, page=1000):
+    """Earlier versions of this suite kept the adoption record as `jumbo.*` inside the
+    pscheduler_<type> documents (also in perfSONAR's streams). Copy those records into
+    jumbo_history (same _id = record id, `create`: running it again copies nothing twice).
+    Only reads the pscheduler_* streams; the old documents stay where they are and age out
+    with perfSONAR's retention. A scroll and _bulk, not _reindex (not every node has it)."""
+    source = store.name("pscheduler_*")
+    target = store.name(HISTORY_INDEX)
+    copied = 0
+    # a scroll in index order: the old `jumbo.id` may be a text field (dynamic mapping),
+    # which cannot be sorted on
+    query = {"size": page, "query": {"exists": {"field": "jumbo.id"}},
+             "_source": ["@timestamp", "jumbo"], "sort": ["_doc"]}
+    status, parsed = store.request(
+        "POST", "/%s/_search?scroll=1m&ignore_unavailable=true&allow_no_indices=true" % source,
+        query)
+    store._check(status, parsed, "reading records of the earlier layout")
+    scroll_id = parsed.get("_scroll_id")
+    try:
+        while True:
+            hits = parsed["hits"]["hits"]
+            if not hits:
+                return copied
+            lines = []
+            for hit in hits:
+                record = hit["_source"]["jumbo"]
+                lines.append(json.dumps({"create": {"_index": target, "_id": record["id"]}}))
+                lines.append(json.dumps({"@timestamp": hit["_source"].get("@timestamp")
+                                         or record.get("start"), "jumbo": record}))
+            for item in store._bulk(lines, len(hits)):
+                if item.get("status") in (200, 201):
+                    copied += 1
+                elif item.get("status") != 409:
+                    raise PermanentError("copying %s into %s: %s"
+                                         % (item.get("_id"), target, json.dumps(item)[:300]))
+            status, parsed = store.request("POST", "/_search/scroll",
+                                           {"scroll": "1m", "scroll_id": scroll_id})
+            store._check(status, parsed, "reading records of the earlier layout")
+            scroll_id = parsed.get("_scroll_id") or scroll_id
+    finally:
+        if scroll_id:
+            store.request("DELETE", "/_search/scroll", {"scroll_id": [scroll_id]})
 
 
 def _open(args):
