@@ -497,8 +497,8 @@ class OpenSearchStore(object):
             failed, reason = list(newest), str(err)
         if failed:
             self.latest_failures += len(failed)
-            sys.stderr.write("jumbo archiver: %s not updated for %d path(s) (history stored; "
-                             "the report falls back to the history): %s\n"
+            sys.stderr.write("jumbo archiver: %s not updated for %d path(s) (the runs are "
+                             "stored in the history): %s\n"
                              % (self.name(LATEST_INDEX), len(failed), reason))
 
     def _bulk(self, lines, expected):
