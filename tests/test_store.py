@@ -306,5 +306,7 @@ def test_opensearch_install_copies_records_of_the_earlier_layout(opensearch_url)
         assert store.request("GET", "/_index_template/%sjumbo_pscheduler_other" % prefix)[0] \
             == 404
     finally:
+        for name in ("pscheduler_default_policy", "jumbo_pscheduler_other"):
+            store.request("DELETE", "/_data_stream/%s*" % prefix)
+            store.request("DELETE", "/_index_template/%s%s" % (prefix, name))
         drop_prefix(store, prefix)
-        store.request("DELETE", "/_index_template/%spscheduler_default_policy" % prefix)
