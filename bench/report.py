@@ -81,17 +81,15 @@ def _http(url, method="GET", body=None, ndjson=False):
 
 
 def load_opensearch(base, prefix, mesh, results, batch=10000):
-    """_bulk the history into <prefix>pscheduler_<type> and the newest per path into
-    <prefix>jumbo_latest, in the archiver's layout (its templates, its document())."""
+    """_bulk the history into <prefix>jumbo_history and the newest per path into
+    <prefix>jumbo_latest, in the archiver's layout (its templates, its adoption records)."""
     from jumbo import record as rmod
     from jumbo.stores import open_store
-    from jumbo.stores.opensearch import document, LATEST_INDEX
+    from jumbo.stores.opensearch import HISTORY_INDEX, LATEST_INDEX
     store = open_store("%s/?prefix=%s" % (base, prefix))
     store.ensure_ready()
-    for ptype in ("pmtu", "latency", "jumbo-throughput"):
-        # Create each stream now so the bulk below never races on creation.
-        store.request("PUT", "/_data_stream/%spscheduler_%s" % (prefix, ptype))
-    store.request("PUT", "/%spscheduler_*/_settings" % prefix, {"index": {"refresh_interval": "-1"}})
+    history = prefix + HISTORY_INDEX
+    store.request("PUT", "/%s/_settings" % history, {"index": {"refresh_interval": "-1"}})
     t = time.time()
     latest = {}
     lines, n = [], 0
@@ -105,9 +103,8 @@ def load_opensearch(base, prefix, mesh, results, batch=10000):
         del lines[:]
 
     for rec in _records(mesh, results):
-        doc = document(rec, None)
-        lines.append(json.dumps({"create": {"_index": prefix + "pscheduler_" + rec["test_type"],
-                                            "_id": rec["id"]}}))
+        doc = {"@timestamp": rec["start"], "jumbo": dict(rec, path=rmod.path_key(rec))}
+        lines.append(json.dumps({"create": {"_index": history, "_id": rec["id"]}}))
         lines.append(json.dumps(doc, separators=(",", ":")))
         key = rmod.path_key(rec)
         best = latest.get(key)
@@ -127,9 +124,9 @@ def load_opensearch(base, prefix, mesh, results, batch=10000):
             flush()
     if lines:
         flush()
-    store.request("PUT", "/%spscheduler_*/_settings" % prefix, {"index": {"refresh_interval": "1s"}})
-    _http("%s/%spscheduler_*,%s%s/_refresh" % (base, prefix, prefix, LATEST_INDEX), "POST")
-    _http("%s/%spscheduler_*,%s%s/_forcemerge?max_num_segments=1" % (base, prefix, prefix, LATEST_INDEX),
+    store.request("PUT", "/%s/_settings" % history, {"index": {"refresh_interval": "1s"}})
+    _http("%s/%s,%s%s/_refresh" % (base, history, prefix, LATEST_INDEX), "POST")
+    _http("%s/%s,%s%s/_forcemerge?max_num_segments=1" % (base, history, prefix, LATEST_INDEX),
           "POST")
     store.close()
     return n, time.time() - t
@@ -223,8 +220,9 @@ def main(argv=None):
         if store == "opensearch" and not args.keep and not args.opensearch_prefix:
             _http("%s/_data_stream/%s*" % (base, prefix), "DELETE")
             _http("%s/%s*" % (base, prefix), "DELETE")
-            for name in ("jumbo_pscheduler_pmtu", "jumbo_pscheduler_other"):
-                _http("%s/_index_template/%s%s" % (base, prefix, name), "DELETE")
+            from jumbo.stores import open_store
+            for name, _ in open_store("%s/?prefix=%s" % (base, prefix)).templates():
+                _http("%s/_index_template/%s" % (base, name), "DELETE")
         if started_node:
             subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "stop"],
                            env=dict(os.environ, OPENSEARCH_PORT=base.rsplit(":", 1)[-1]))

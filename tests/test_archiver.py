@@ -15,6 +15,7 @@ import json
 import os
 import ssl
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -43,6 +44,7 @@ def test_enumerate_and_data_is_valid():
                           "retry-policy": [{"attempts": 2, "wait": "PT1M"}]})["valid"]
     assert data_is_valid({"_url": "https://archive:9200", "_auth": {"username": "w", "password": "p"},
                           "verify-ssl": True, "timeout": "PT20S"})["valid"]
+    assert data_is_valid({"_url": "https://archive:9200", "pscheduler-streams": False})["valid"]
     cases = [
         ({"_url": "ftp://x/y"}, "/_url"),
         ({"_url": "https://h:port"}, "/_url"),
@@ -52,6 +54,8 @@ def test_enumerate_and_data_is_valid():
         ({"_url": "https://h", "_auth": {"username": "u", "password": "p"}, "_api-key": "k"},
          "/_api-key"),
         ({"verify-ssl": "yes"}, "/verify-ssl"),
+        ({"_url": "https://h", "pscheduler-streams": "no"}, "/pscheduler-streams"),
+        ({"pscheduler-streams": False}, "/pscheduler-streams"),            # SQLite: meaningless
         ({"timeout": 30}, "/timeout"),
         ({"timeout": "PT5M"}, "/timeout"),
         ({"retry-policy": [{"attempts": 0, "wait": "PT1M"}]}, "/retry-policy/0/attempts"),
@@ -227,7 +231,7 @@ def test_archive_server_stopped_mid_stream_then_restarted():
         archive.close()
     store = open_store(url)
     assert store.count("pmtu") == 10                       # each record exactly once
-    ids = store.search("pscheduler_pmtu", {"size": 0, "aggs": {"ids": {"cardinality": {
+    ids = store.search("jumbo_history", {"size": 0, "aggs": {"ids": {"cardinality": {
         "field": "jumbo.id"}}}})["aggregations"]["ids"]["value"]
     assert ids == 10
     drop_prefix(store, prefix)
@@ -243,6 +247,10 @@ class FrontProxy(object):
         self.upstream = upstream.split("://", 1)[1].rstrip("/")
         self.expected = "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
         self.fail_with = None       # e.g. 429: answer that status without forwarding (mock)
+        # refuse(method, path) -> True: answer 403 as OpenSearch's security plugin does for a
+        # user without the privilege (mock: the test node has no security plugin)
+        self.refuse = None
+        self.refused = []
         self.requests = 0
         proxy = self
 
@@ -258,6 +266,13 @@ class FrontProxy(object):
                 body = self.rfile.read(length) if length else None
                 if self.headers.get("Authorization") != proxy.expected:
                     return self._answer(401, {"error": "Unauthorized"})
+                if proxy.refuse and proxy.refuse(self.command, self.path):
+                    proxy.refused.append("%s %s" % (self.command, self.path))
+                    reason = ("no permissions for [%s] and User [name=pscheduler_writer, "
+                              "backend_roles=[], requestedTenant=null]" % self.path)
+                    return self._answer(403, {"error": {
+                        "root_cause": [{"type": "security_exception", "reason": reason}],
+                        "type": "security_exception", "reason": reason}, "status": 403})
                 if proxy.fail_with:
                     return self._answer(proxy.fail_with, {"error": {
                         "type": "es_rejected_execution_exception", "reason": "queue full"}})
@@ -348,6 +363,119 @@ def test_archive_auth_tls_and_429(opensearch_url, certificate):
         assert store.count("pmtu") == 3
         ids = {r["id"] for r in store.latest()}
         assert records.normalize(envs[2])[0]["id"] in ids
+        drop_prefix(store, prefix)
+    finally:
+        proxy.close()
+
+
+# -- set-up and privileges ---------------------------------------------------------------------
+
+def _setup_cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "jumbo.stores.setup"] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=harness.plugin_env(), timeout=60)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_setup_check_and_install_cli(opensearch_url):
+    """Real: an archive without the set-up fails the check (exit 1, the command to run);
+    install sets it up; check then passes and reports the rejections recorded."""
+    prefix = "c%s_" % uuid.uuid4().hex[:8]
+    url = "%s/?prefix=%s" % (opensearch_url, prefix)
+    status, out, err = _setup_cli("check", "--url", url)
+    assert status == 1, (out, err)
+    assert "%spscheduler_pmtu: data stream does not exist" % prefix in err
+    assert "python3 -m jumbo.stores.setup install" in err
+    status, out, err = _setup_cli("install", "--url", url)
+    assert status == 0, err
+    assert "created data stream %spscheduler_pmtu" % prefix in out
+    status, out, err = _setup_cli("check", "--url", url)
+    assert status == 0 and "ready" in out and "jumbo_rejected: 0" in out, (out, err)
+    status, out, err = _setup_cli("role")
+    role = json.loads(out)
+    assert "indices:data/write/bulk" in role["cluster_permissions"]
+    patterns = [p for entry in role["index_permissions"] for p in entry["index_patterns"]]
+    assert set(patterns) == {"pscheduler_pmtu", "pscheduler_jumbo-throughput", "jumbo_history",
+                             "jumbo_latest", "jumbo_rejected"}  # nothing of perfSONAR's
+    assert _setup_cli("check", "--url", "http://127.0.0.1:1")[0] == 2   # unreachable
+    assert _setup_cli("check", "--url", "sqlite:///x.db")[0] == 2
+    drop_prefix(open_store(url), prefix)
+
+
+def test_stream_created_by_logstash_first_is_rolled_over(opensearch_url):
+    """Real: Logstash wrote the first pmtu document before the set-up, so pscheduler_pmtu runs on
+    perfSONAR's template with dynamic mappings (result.pmtud a text field the dashboards cannot
+    aggregate). The check says so; the archiver, allowed to, installs and rolls the stream over."""
+    from perfsonar_shapes import logstash_pmtu_document, perfsonar_template
+    prefix = "l%s_" % uuid.uuid4().hex[:8]
+    url = "%s/?prefix=%s" % (opensearch_url, prefix)
+    store = open_store(url)
+    assert store.request("PUT", "/_index_template/%spscheduler_default_policy" % prefix,
+                         perfsonar_template(prefix))[0] == 200
+    early = samples.pmtu_envelope(1, dest="ps-early")
+    doc = dict(logstash_pmtu_document(early), **{"@timestamp": "2026-05-20T10:01:30Z"})
+    assert store.request("POST", "/%spscheduler_pmtu/_doc" % prefix, doc)[0] == 201
+    status, out, err = _setup_cli("check", "--url", url)
+    assert status == 1 and "data stream uses template '%spscheduler_default_policy'" % prefix in err
+    outcome = harness.archive_stream("jumbo", _with_data([samples.pmtu_envelope(2)],
+                                                         {"_url": url}))[0]
+    assert outcome.succeeded, outcome.error
+    status, answer = store.request("GET", "/_data_stream/%spscheduler_pmtu" % prefix)
+    stream = answer["data_streams"][0]
+    assert stream["template"] == prefix + "jumbo_pscheduler_pmtu" and stream["generation"] == 2
+    status, mapping = store.request("GET", "/" + stream["indices"][-1]["index_name"] + "/_mapping")
+    result = list(mapping.values())[0]["mappings"]["properties"]["result"]["properties"]
+    assert result["pmtud"]["type"] == "keyword" and result["path-mtu"]["type"] == "integer"
+    assert store.count("pmtu") == 2                       # the early run is still there
+    assert _setup_cli("check", "--url", url)[0] == 0
+    drop_prefix(store, prefix)
+    store.request("DELETE", "/_index_template/%spscheduler_default_policy" % prefix)
+
+
+def test_archive_without_privileges_fails_loudly_then_recovers(opensearch_url):
+    """The archive user has perfSONAR's pscheduler_writer rights only (MOCK: the front proxy
+    answers 403 as the security plugin would for template, data-stream, rollover and index
+    creation requests; the test node has no security plugin). The archiver checks at start,
+    cannot install, and asks to retry with the set-up command in the error; once an admin
+    has run it, the same process stores the run."""
+    prefix = "w%s_" % uuid.uuid4().hex[:8]
+    proxy = FrontProxy(opensearch_url, "pscheduler_writer", "s3cret")
+
+    def admin_only(method, path):
+        path = path.split("?")[0]
+        return (path.startswith(("/_index_template", "/_data_stream")) and method != "GET") or \
+            path.endswith("/_rollover") or (method == "PUT" and path.count("/") == 1)
+    proxy.refuse = admin_only
+    try:
+        data = {"_url": "%s/?prefix=%s" % (proxy.url, prefix),
+                "_auth": {"username": "pscheduler_writer", "password": "s3cret"}}
+        env = dict(samples.pmtu_envelope(0, dest="ps-priv"), data=data)
+        archive = ArchiveProcess()
+        try:
+            reply = archive.send(env)
+            assert reply["succeeded"] is False and reply["retry"] == "PT1M", reply
+            assert "not set up for the jumbo archiver" in reply["error"]
+            assert "%spscheduler_pmtu: data stream does not exist" % prefix in reply["error"]
+            assert "python3 -m jumbo.stores.setup install" in reply["error"]
+            assert any("_index_template" in r for r in proxy.refused)   # it did try
+            # the admin runs the set-up (directly, with full rights)
+            status, out, err = _setup_cli("install", "--url",
+                                          "%s/?prefix=%s" % (opensearch_url, prefix))
+            assert status == 0, err
+            assert archive.send(dict(env, attempts=1)) == {"succeeded": True}
+            # perfSONAR's pscheduler_writer alone has no cluster permission for _bulk
+            proxy.refuse = lambda method, path: path.startswith("/_bulk")
+            second = dict(samples.pmtu_envelope(1, dest="ps-priv2"), data=data)
+            reply = archive.send(second)
+            assert reply["succeeded"] is False and reply["retry"] == "PT1M", reply
+            assert "refused _bulk" in reply["error"] and "jumbo_writer" in reply["error"]
+            assert "python3 -m jumbo.stores.setup check" in reply["error"]
+            proxy.refuse = None
+            assert archive.send(dict(second, attempts=1)) == {"succeeded": True}
+        finally:
+            archive.close()
+        store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
+        assert store.count("pmtu") == 2
         drop_prefix(store, prefix)
     finally:
         proxy.close()

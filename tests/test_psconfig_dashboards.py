@@ -21,6 +21,8 @@ from opensearch_fixture import drop_prefix
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DASHBOARD = os.path.join(ROOT, "dashboards", "grafana-pmtu.json")
 AGENT_DISPLAYS = os.path.join(ROOT, "dashboards", "psconfig-grafana-agent-pmtu.json")
+PAIR = os.path.join(ROOT, "dashboards", "grafana-pmtu-pair.json")
+PAIR_AGENT = os.path.join(ROOT, "dashboards", "grafana-pmtu-pair-agent.json")
 
 A, B, C = "ps-a.example.org", "ps-b.example.org", "ps-c.example.org"
 SITES = {A: "SITE-A", B: "SITE-B", C: "SITE-C"}
@@ -51,7 +53,7 @@ def _pair(src, dst, minutes, gain):
 HOLE = {"ttl": 2, "ip": "198.18.2.1", "size": 9000}
 DOCS = [
     _env(A, B, 10, 9000),
-    _pair(A, B, 15, 0.42),
+    _pair(A, B, 15, 2.25),
     _env(A, B, 20, None, succeeded=False, pmtud="unknown"),   # failed run: no MTU
     _env(A, B, -3000, 1500),                                  # outside the time range
     _env(A, C, 30, 1500),
@@ -184,16 +186,15 @@ def _matrix(search, panel, task="$__all"):
     return {(r[0], r[1]): r[2] for r in result}
 
 
-def test_dashboard_is_grafana_json_over_the_suites_streams():
-    dash = _load(DASHBOARD)
+@pytest.mark.parametrize("path", [DASHBOARD, PAIR])
+def test_dashboard_is_grafana_json_over_the_suites_streams(path):
+    dash = _load(path)
     assert dash["uid"] and dash["panels"]
     for panel in dash["panels"]:
         assert panel["datasource"]["type"] == "grafana-opensearch-datasource"
         for target in panel["targets"]:
             assert target["timeField"] == "pscheduler.start_time"
-            # The gain panel reads the paired test; every other panel the pmtu test.
-            wanted = "jumbo-throughput" if "gain" in panel["title"] else "pmtu"
-            assert target["query"].startswith("test.type.keyword:%s " % wanted), panel["title"]
+            assert re.match(r"test\.type\.keyword:(pmtu|jumbo-throughput) ", target["query"])
     ds = dash["templating"]["list"][0]
     assert ds["type"] == "datasource" and ds["query"] == "grafana-opensearch-datasource"
 
@@ -231,10 +232,10 @@ def test_time_series_pie_and_gain(archive):
     target = panel["targets"][0]
     result = rows(archive(to_request(target, {"task": "Path MTU IPv4"})), target)
     worst = {}
-    for path, _time, value in result:
+    for src, dst, _time, value in result:
         if value is not None:
-            worst[path] = min(worst.get(path, value), value)
-    assert worst == {"%s|%s|4|pmtu" % k: v for k, v in EXPECTED_V4.items()}
+            worst[(src, dst)] = min(worst.get((src, dst), value), value)
+    assert worst == EXPECTED_V4
 
     panel = _panel("Runs by PMTUD verdict")
     target = panel["targets"][0]
@@ -243,11 +244,75 @@ def test_time_series_pie_and_gain(archive):
 
     panel = _panel("Jumbo throughput gain (9000 vs 1500)")
     target = panel["targets"][0]
-    gains = dict(rows(archive(to_request(target, {"task": "$__all"})), target))
-    assert gains == {"%s|%s|4|jumbo-throughput" % (A, B): pytest.approx(0.42)}
-    gains = dict(rows(archive(to_request(target, {"task": "Jumbo throughput gain IPv4"})),
-                      target))
-    assert gains == {"%s|%s|4|jumbo-throughput" % (A, B): pytest.approx(0.42)}
+    gains = {(r[0], r[1]): r[2] for r in rows(archive(to_request(target, {"task": "$__all"})),
+                                                target)}
+    assert gains == {(A, B): pytest.approx(2.25)}
+    # a ratio: 2.25 shows as "2.25 x", not as "225%"
+    unit = panel["fieldConfig"]["defaults"]["unit"]
+    assert "percent" not in unit and unit == "suffix:x"
+
+
+def test_dashboards_read_only_fields_both_routes_store():
+    """No panel reads a field that only the jumbo archiver writes: every field is in the pmtu
+    or jumbo-throughput result the test itself produces (stored verbatim by Logstash too) or in the common
+    perfSONAR layout (test, reference, pscheduler)."""
+    pmtu_result = set(samples.pmtu_result()) | set(samples.pair_result()) | {"blackhole.size"}
+    fields = set()
+    for path in (DASHBOARD, PAIR):
+        for panel in _load(path)["panels"]:
+            for target in panel["targets"]:
+                fields.update(a["field"] for a in target["bucketAggs"])
+                fields.update(m["field"] for m in target["metrics"] if "field" in m)
+                fields.update(re.findall(r"(?<![{\w.-])([\w.-]+):", target["query"]))
+                fields.update(re.findall(r"_exists_:([\w.-]+)", target["query"]))
+                fields.discard("_exists_")
+    for display in _load(AGENT_DISPLAYS)["displays"].values():
+        fields.update(display[k] for k in ("stat_field", "row_field", "col_field"))
+    for field in fields:
+        head, _, rest = field.partition(".")
+        assert not field.startswith(("jumbo.", "meta.")), field
+        if head == "result":
+            assert rest in pmtu_result, field
+        else:
+            assert head in ("test", "reference", "pscheduler"), field
+            # dynamic string fields of the common layout are read through .keyword, as
+            # perfSONAR's own dashboards do (the bare text field cannot be aggregated)
+            assert field in ("pscheduler.start_time", "test.spec.ip-version") or \
+                field.endswith(".keyword"), field
+
+
+def test_matrix_cells_open_the_pair_page(archive):
+    pair = _load(PAIR)
+    names = [v["name"] for v in pair["templating"]["list"]]
+    assert {"source", "dest"} <= set(names)
+    for title in ("Path MTU (worst in range)", "PMTUD black holes (runs)"):
+        options = _panel(title)["options"]
+        assert options["addUrl"] is True
+        assert options["url"].startswith("/d/%s/" % pair["uid"])
+        assert (options["urlVar1"], options["urlVar2"]) == ("source", "dest")
+    for display in _load(AGENT_DISPLAYS)["displays"].values():
+        assert display["matrix_url_template"].endswith("/" + os.path.basename(PAIR_AGENT))
+        assert (display["matrix_url_var1"], display["matrix_url_var2"]) == ("source", "dest")
+    # the agent's copy is the same page with the agent's uid and datasource filled in
+    text = open(PAIR_AGENT).read()
+    for name, value in (("grafana_uuid", "u-1"), ("grafana_datasource_name", "local"),
+                        ("dashboard_tag", "psconfig")):
+        text = text.replace("{{ %s }}" % name, value)
+    assert "{{" not in text.replace("{{term", "")
+    agent = json.loads(text)
+    assert agent["uid"] == "u-1" and agent["panels"] == pair["panels"]
+
+    # the page's MTU panels, for the black-hole pair B -> C
+    def ask(title):
+        panel = [p for p in pair["panels"] if p["title"] == title][0]
+        target = panel["targets"][0]
+        return rows(archive(to_request(target, {"source": B, "dest": C})), target)
+
+    mtus = [r[-1] for r in ask("Path MTU over time") if r[-1] is not None]
+    assert mtus == [1500] and [r[0] for r in ask("Path MTU over time")][0] == 4
+    assert dict(ask("Runs by PMTUD verdict")) == {"blackhole": 1}
+    assert [r[-1] for r in ask("Black hole: size that vanished") if r[-1]] == [9000]
+    assert [r[-1] for r in ask("Interface MTU at the source") if r[-1]] == [9000]
 
 
 def _agent_target(display, task_name):

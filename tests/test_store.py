@@ -47,10 +47,6 @@ def test_record_from_other_tests():
     assert tput["throughput_jumbo"] == 9.1e9 and tput["throughput_standard"] is None
     std = records.normalize(samples.throughput_envelope(bits=4e9, mss=1448))[0]
     assert std["throughput_standard"] == 4e9
-    pair = records.normalize(samples.pair_envelope(gain=2.5))[0]
-    assert (pair["test_type"], pair["path_mtu"], pair["gain"], pair["jumbo"]) == (
-        "jumbo-throughput", 9000, 2.5, True)
-    assert pair["throughput_jumbo"] == pytest.approx(2.5 * pair["throughput_standard"])
     lat = records.normalize(samples.latency_envelope(sent=600, lost=6))[0]
     assert lat["test_type"] == "latency" and lat["loss"] == pytest.approx(0.01)
     assert lat["rtt"] == pytest.approx(0.010)  # 2 x median one-way (5.00 ms)
@@ -136,19 +132,34 @@ def test_opensearch_idempotent_layout_and_mapping(os_store):
     assert hits[0]["_index"].startswith(".ds-%spscheduler_pmtu-" % os_store.prefix)
     rec = records.normalize(env)[0]
     assert hits[0]["_id"] == rec["id"]
-    assert doc["@timestamp"] == rec["start"] == doc["pscheduler"]["start_time"]
-    assert set(doc) >= {"meta", "test", "result", "pscheduler", "reference", "jumbo"}
-    assert doc["result"]["mtu"] == 9000 and doc["jumbo"]["path_mtu"] == 9000
+    # perfSONAR's Logstash layout, nothing of ours in it: the result verbatim, times as
+    # pScheduler gave them, durations in seconds
+    assert set(doc) == {"@timestamp", "@version", "id", "test", "schedule", "result",
+                        "reference", "pscheduler", "meta"}
+    assert doc["result"] == env["result"]["result"] and "mtu" not in doc["result"]
+    assert doc["@timestamp"] == rec["start"]
+    assert doc["pscheduler"]["start_time"] == env["result"]["run"]["start-time"]
     assert doc["pscheduler"]["run_id"] == env["result"]["id"]
-    # every jumbo field is typed by the template, not by dynamic mapping
+    assert doc["schedule"] == {"repeat": 21600.0, "slip": 10800.0}
+    # the stream's mapping: the pmtu result typed by our template, the rest dynamic as in
+    # perfSONAR's streams (text + .keyword, which perfSONAR's dashboards group on)
     status, mapping = os_store.request("GET", "/%spscheduler_pmtu/_mapping" % os_store.prefix)
+    props = list(mapping.values())[0]["mappings"]["properties"]
+    result = props["result"]["properties"]
+    assert result["path-mtu"]["type"] == "integer" and result["pmtud"]["type"] == "keyword"
+    assert props["pscheduler"]["properties"]["tool"]["fields"]["keyword"]["type"] == "keyword"
+    assert "jumbo" not in props
+    # the adoption record: jumbo_history, every field typed by our own template
+    status, mapping = os_store.request("GET", "/%sjumbo_history/_mapping" % os_store.prefix)
     props = list(mapping.values())[0]["mappings"]["properties"]
     jumbo = props["jumbo"]["properties"]
     assert props["jumbo"]["dynamic"] in (False, "false")
     assert jumbo["path_mtu"]["type"] == "integer" and jumbo["source"]["type"] == "keyword"
     assert jumbo["start"]["type"] == "date" and jumbo["jumbo"]["type"] == "boolean"
     assert set(records.FIELDS) <= set(jumbo)
-    assert props["reference"]["properties"]["source-site"]["type"] == "keyword"
+    history = os_store.search("jumbo_history", {"query": {"match_all": {}}})["hits"]["hits"]
+    assert [h["_id"] for h in history] == [rec["id"]]
+    assert history[0]["_source"]["jumbo"]["path_mtu"] == 9000
 
 
 def test_opensearch_latest_never_overwritten_by_late_retry(os_store):
@@ -162,22 +173,64 @@ def test_opensearch_latest_never_overwritten_by_late_retry(os_store):
     assert os_store.count("pmtu") == 2                 # history keeps both runs
 
 
-def test_opensearch_other_types_and_mapping_conflict(os_store):
-    items = [samples.trace_envelope(), samples.throughput_envelope(), samples.latency_envelope(),
-             samples.pair_envelope(gain=1.7)]
-    assert os_store.put_many(items) == [None, None, None, None]
-    bad = samples.pmtu_envelope(2, dest="ps-w")
-    bad["result"]["result"]["path-mtu"] = "nine thousand"     # template says integer
-    good = samples.pmtu_envelope(3, dest="ps-v")
-    outcomes = os_store.put_many([bad, good])
-    assert isinstance(outcomes[0], PermanentError)
-    assert "mapper_parsing_exception" in str(outcomes[0]) and outcomes[1] is None
+def test_opensearch_other_types_only_as_adoption_records(os_store):
+    items = [samples.trace_envelope(), samples.throughput_envelope(), samples.latency_envelope()]
+    assert os_store.put_many(items) == [None, None, None]
     assert os_store.count("trace") == 1 and os_store.count("latencybg") == 1
-    # The paired test has its own stream, typed by the template of the non-pmtu types.
+    # nothing of theirs in perfSONAR's streams, and no template of ours matches them
+    for ptype in ("trace", "throughput", "latencybg", "latency", "rtt"):
+        stream = "%spscheduler_%s" % (os_store.prefix, ptype)
+        assert os_store.request("GET", "/_data_stream/" + stream)[0] == 404
+        status, answer = os_store.request("POST", "/_index_template/_simulate_index/" + stream)
+        assert status == 200 and not answer.get("template", {}).get("mappings"), answer
+
+
+def test_opensearch_pair_test_has_its_own_typed_stream(os_store):
+    assert os_store.put_many([samples.pair_envelope(gain=1.7)]) == [None]
     assert os_store.count("jumbo-throughput") == 1
     status, mapping = os_store.request("GET", "/%spscheduler_jumbo-throughput/_mapping"
                                        % os_store.prefix)
     assert status == 200 and '"gain": {"type": "double"}' in json.dumps(mapping), mapping
+
+
+def test_opensearch_mapping_rejection_named_and_counted(os_store):
+    bad = samples.pmtu_envelope(2, dest="ps-w")
+    bad["result"]["result"]["path-mtu"] = "nine thousand"     # the template says integer
+    good = samples.pmtu_envelope(3, dest="ps-v")
+    outcomes = os_store.put_many([bad, good])
+    assert outcomes[1] is None
+    error = outcomes[0]
+    assert isinstance(error, PermanentError) and not error.transient
+    assert error.field == "result.path-mtu"
+    assert bad["result"]["id"] in str(error) and "result.path-mtu" in str(error)
+    assert "mapper_parsing_exception" in str(error)
+    count, recent = os_store.rejected()
+    assert count == 1 and recent[0]["run_id"] == bad["result"]["id"]
+    assert recent[0]["field"] == "result.path-mtu"
+    assert os_store.rejections == 1
+    # the adoption record itself was stored (the history), so the path's latest moved on
+    os_store.refresh()
+    assert {r["dest"] for r in os_store.latest("pmtu")} == {"ps-w", "ps-v"}
+    # a second delivery is refused the same way and counted once per run
+    assert isinstance(os_store.put_many([bad])[0], PermanentError)
+    assert os_store.rejected()[0] == 1
+
+
+def test_opensearch_latest_failure_never_fails_a_stored_run(os_store):
+    assert os_store.put_many([samples.pmtu_envelope(0, dest="ps-l", minutes=1)]) == [None]
+    # A real refusal: the latest index blocked for writes (OpenSearch answers each bulk
+    # item 403 cluster_block_exception).
+    latest = os_store.name("jumbo_latest")
+    assert os_store.request("PUT", "/%s/_settings" % latest,
+                            {"index.blocks.write": True})[0] == 200
+    try:
+        env = samples.pmtu_envelope(0, dest="ps-l", minutes=60, path_mtu=1500)
+        assert os_store.put_many([env]) == [None]
+        assert os_store.latest_failures == 1
+        assert os_store.count("pmtu") == 2
+        assert [r["path_mtu"] for r in os_store.latest("pmtu")] == [9000]   # not updated
+    finally:
+        os_store.request("PUT", "/%s/_settings" % latest, {"index.blocks.write": False})
 
 
 def test_replay_file_and_migration(os_store, tmp_path):
@@ -207,3 +260,61 @@ def test_replay_file_and_migration(os_store, tmp_path):
         out = subprocess.run([exe, str(src), "--to", db], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
         assert out.returncode == 1 and "20" not in out.stderr and "21 stored" in out.stdout
+
+
+def test_opensearch_adoption_records_only_when_logstash_stores_the_runs(opensearch_url):
+    """`pscheduler-streams: false`: perfSONAR's http archiver already sends the pmtu runs
+    through Logstash, so this store writes only its own jumbo_* indices (no second copy)."""
+    prefix = "n%s_" % uuid.uuid4().hex[:8]
+    store = open_store("%s/?prefix=%s" % (opensearch_url, prefix), pscheduler_streams=False)
+    try:
+        assert store.put_many([samples.pmtu_envelope(0, dest="ps-once")]) == [None]
+        store.refresh()
+        # the set-up made the stream (typed for Logstash's pmtu documents); nothing of ours in it
+        assert store.count("pmtu") == 0
+        assert store.count("pmtu", index=store.name("jumbo_history")) == 1
+        assert [r["dest"] for r in store.latest("pmtu")] == ["ps-once"]
+    finally:
+        drop_prefix(store, prefix)
+
+
+def test_opensearch_install_copies_records_of_the_earlier_layout(opensearch_url):
+    """Earlier versions kept the adoption record as `jumbo.*` inside pscheduler_<type>
+    documents (perfSONAR's streams too) and installed `jumbo_pscheduler_other` over them.
+    `setup install` removes that template and copies the records into jumbo_history, once,
+    reading but not changing the old documents."""
+    from jumbo.stores import setup
+    from perfsonar_shapes import logstash_document, perfsonar_template
+    prefix = "m%s_" % uuid.uuid4().hex[:8]
+    store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
+    try:
+        assert store.request("PUT", "/_index_template/%spscheduler_default_policy" % prefix,
+                             perfsonar_template(prefix))[0] == 200
+        old = dict(perfsonar_template(prefix), priority=10,
+                   index_patterns=[prefix + "pscheduler_trace"], _meta={
+                       "managed-by": "jumbo archiver"})
+        assert store.request("PUT", "/_index_template/%sjumbo_pscheduler_other" % prefix,
+                             old)[0] == 200
+        trace = records.normalize(samples.trace_envelope())[0]
+        doc = dict(logstash_document("trace", 1), jumbo=dict(trace, path=records.path_key(trace)))
+        status, answer = store.request("PUT", "/%spscheduler_trace/_create/%s?refresh=true"
+                                       % (prefix, trace["id"]), doc)
+        assert status == 201, answer
+        before = store.search("pscheduler_trace", {"query": {"match_all": {}}})["hits"]["hits"]
+        done = setup.install(store)
+        assert "removed legacy template %sjumbo_pscheduler_other" % prefix in " ".join(done)
+        assert any("copied 1 adoption record" in line for line in done), done
+        assert not any("copied" in line for line in setup.install(store))   # once
+        store.refresh()
+        assert store.count("trace") == 1
+        hit = store.search("jumbo_history", {"query": {"match_all": {}}})["hits"]["hits"][0]
+        assert hit["_id"] == trace["id"] and hit["_source"]["jumbo"]["path_mtu"] == 1500
+        assert store.search("pscheduler_trace", {"query": {"match_all": {}}})["hits"]["hits"] \
+            == before
+        assert store.request("GET", "/_index_template/%sjumbo_pscheduler_other" % prefix)[0] \
+            == 404
+    finally:
+        for name in ("pscheduler_default_policy", "jumbo_pscheduler_other"):
+            store.request("DELETE", "/_data_stream/%s*" % prefix)
+            store.request("DELETE", "/_index_template/%s%s" % (prefix, name))
+        drop_prefix(store, prefix)

@@ -1,14 +1,14 @@
 """The report's questions as OpenSearch queries (http(s)://[user:pass@]HOST[:PORT][/base][?prefix=P]).
 
 Layout read (written by the jumbo archiver, jumbo/stores/opensearch.py):
-  <P>pscheduler_pmtu        data stream, one document per run, the flat adoption record under
-                            `jumbo` (typed: keyword/integer/boolean/date/ip), `jumbo.path` =
-                            source|dest|ip_version|test_type
+  <P>jumbo_history          one document per archived run of every test type, the flat
+                            adoption record under `jumbo` (typed: keyword/integer/boolean/
+                            date/ip), `jumbo.path` = source|dest|ip_version|test_type
+                            (pmtu runs, jumbo-throughput `jumbo.gain`, latency `jumbo.rtt`/`loss`)
   <P>jumbo_latest           one document per path (_id = path): the newest record
-  <P>pscheduler_latency*    latency results; `jumbo.rtt`/`jumbo.loss` when the jumbo archiver
-                            wrote them, else the perfSONAR Logstash fields
-                            `result.latency.median` (one-way, ms) and `result.packets.loss`
-  <P>pscheduler_*           jumbo-throughput results (`jumbo.gain`) for the measured gain
+  <P>pscheduler_latency*    perfSONAR's own latency documents (Logstash layout,
+                            `result.latency.median` one-way ms, `result.packets.loss`) when
+                            the jumbo archiver has no latency records
 
 What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (a
 scroll over the latest index, _source filtered to the few fields needed, hops and addresses
@@ -89,7 +89,7 @@ class OpenSearchQueries(Queries):
         status, body = self.request("GET", "/")
         if status != 200:
             raise StoreDown("OpenSearch at %s answered HTTP %d" % (self.display, status))
-        self.pmtu = self.prefix + "pscheduler_pmtu"
+        self.pmtu = self.prefix + "jumbo_history"   # history of every type; filter on jumbo.test_type
         self.latest_index = self.prefix + "jumbo_latest"
 
     # -- HTTP -------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ class OpenSearchQueries(Queries):
             "jumbo.source", "jumbo.dest", "jumbo.ip_version", "jumbo.gain", "jumbo.throughput_standard",
             "jumbo.throughput_jumbo", "jumbo.start"]}}}
         out = []
-        for bucket in self._composite(self.prefix + "pscheduler_*", query,
+        for bucket in self._composite(self.pmtu, query,
                                       [{"path": {"terms": {"field": "jumbo.path"}}}], aggs,
                                       "gains", page=1000):
             src = bucket["last"]["hits"]["hits"][0]["_source"]["jumbo"]
@@ -352,21 +352,21 @@ class OpenSearchQueries(Queries):
                    for h in self._scroll(self.latest_index, query, source=["source", "dest", "rtt", "loss"])]
             if out:
                 return out
-        else:
-            # A past window: the newest jumbo latency record of each path in it.
-            query = {"bool": {"filter": self._range(window) + [
-                {"term": {"jumbo.test_type": "latency"}}, {"exists": {"field": "jumbo.rtt"}}]}}
-            aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}], "_source": [
-                "jumbo.source", "jumbo.dest", "jumbo.rtt", "jumbo.loss"]}}}
-            out = []
-            for bucket in self._composite(self.prefix + "pscheduler_latency*", query,
-                                          [{"path": {"terms": {"field": "jumbo.path"}}}], aggs,
-                                          "latency", page=1000):
-                src = bucket["last"]["hits"]["hits"][0]["_source"]["jumbo"]
-                out.append((_intern(src.get("source")), _intern(src.get("dest")), None, None,
-                            src.get("rtt"), src.get("loss") or 0.0, 1))
-            if out:
-                return out
+        # A past window (or no latest index): the newest jumbo latency record of each
+        # path in it, from the history.
+        query = {"bool": {"filter": self._range(window) + [
+            {"term": {"jumbo.test_type": "latency"}}, {"exists": {"field": "jumbo.rtt"}}]}}
+        aggs = {"last": {"top_hits": {"size": 1, "sort": [{"jumbo.start": "desc"}], "_source": [
+            "jumbo.source", "jumbo.dest", "jumbo.rtt", "jumbo.loss"]}}}
+        out = []
+        for bucket in self._composite(self.pmtu, query,
+                                      [{"path": {"terms": {"field": "jumbo.path"}}}], aggs,
+                                      "latency", page=1000):
+            src = bucket["last"]["hits"]["hits"][0]["_source"]["jumbo"]
+            out.append((_intern(src.get("source")), _intern(src.get("dest")), None, None,
+                        src.get("rtt"), src.get("loss") or 0.0, 1))
+        if out:
+            return out
         # perfSONAR's own latency documents (Logstash layout): averaged per address pair.
         query = {"bool": {"filter": self._range(window, "@timestamp")}}
         sources = [{"s": {"terms": {"field": "meta.source.ip"}}},

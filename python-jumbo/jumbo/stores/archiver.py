@@ -12,6 +12,10 @@ Archive data (schema 1), every key optional:
   ca-file       path of a CA bundle to trust for https (e.g. the archive's self-signed CA)
   timeout       ISO 8601 duration per request, default PT30S, at most PT1M (pScheduler
                 waits 2 minutes for each reply)
+  pscheduler-streams  boolean, default true (OpenSearch only): also store this suite's own
+                test types (pmtu) in perfSONAR's layout in pscheduler_<type>. Set false where
+                perfSONAR's http archiver already sends these runs through Logstash, so each
+                run is there once; the jumbo_* indices are written either way.
   retry-policy  [{"attempts": N, "wait": "PT..."}], pScheduler's RetryPolicy; default
                 DEFAULT_RETRY_POLICY: 5 x PT1M, then 6 x PT10M, then 12 x PT1H
                 (about 13 h of trying; set the archive `ttl` to match)
@@ -23,10 +27,13 @@ transaction, at most BATCH_MAX records) and each gets its own reply once stored;
 pScheduler itself sends one record at a time, so nothing waits for a batch to fill.
 
 Replies: {"succeeded": true}; a transient failure (store down, timeout, HTTP 429/5xx,
-database locked) {"succeeded": false, "error": ..., "retry": "PT..."} as long as the
+database locked, OpenSearch archive not set up or privileges refused: the error names
+the set-up command) {"succeeded": false, "error": ..., "retry": "PT..."} as long as the
 retry policy allows for the record's `attempts`; a permanent failure (bad
-credentials, TLS verification, mapping conflict, malformed record, unknown test
-type, invalid data) {"succeeded": false, "error": ...} without `retry`.
+credentials, TLS verification, mapping conflict: the error names the run and the
+field, malformed record, unknown test type, invalid data) {"succeeded": false,
+"error": ...} without `retry`. A failure to update the latest-per-path index never
+fails a run whose history was stored.
 """
 
 import gc
@@ -72,6 +79,7 @@ DATA_V1 = {
         },
         "_api-key": {"type": "string", "minLength": 1},
         "verify-ssl": {"type": "boolean"},
+        "pscheduler-streams": {"type": "boolean"},
         "ca-file": {"type": "string", "minLength": 1},
         "timeout": {"type": "string", "pattern": _DURATION},
         "retry-policy": {
@@ -155,7 +163,7 @@ def check_data(data):
     if "_auth" in data and "_api-key" in data:
         return False, "At /_api-key: give either _auth or _api-key, not both"
     if scheme == "sqlite":
-        for key in ("_auth", "_api-key", "verify-ssl", "ca-file"):
+        for key in ("_auth", "_api-key", "verify-ssl", "ca-file", "pscheduler-streams"):
             if key in data:
                 return False, "At /%s: only meaningful with an http(s) OpenSearch _url" % key
     elif scheme == "http" and ("ca-file" in data):
@@ -192,6 +200,8 @@ def store_options(data):
         options["verify_ssl"] = data["verify-ssl"]
     if "ca-file" in data:
         options["ca_file"] = data["ca-file"]
+    if "pscheduler-streams" in data:
+        options["pscheduler_streams"] = data["pscheduler-streams"]
     return options
 
 
