@@ -111,8 +111,15 @@ def test_the_pair_runs_end_to_end_and_reaches_both_stores_and_the_report(lab_fac
         status, parsed = search.request("GET", "/%spscheduler_%s/_search" % (prefix, TEST))
         assert status == 200, parsed
         hits = parsed["hits"]["hits"]
-        assert len(hits) == 1 and hits[0]["_source"]["jumbo"]["gain"] == merged["gain"]
-        assert hits[0]["_source"]["result"]["mtu"] == 9000
+        # The owned stream holds the result as the test wrote it (as Logstash would store it);
+        # the adoption record goes to jumbo_history.
+        assert len(hits) == 1 and hits[0]["_source"]["result"]["gain"] == merged["gain"]
+        assert hits[0]["_source"]["result"]["path-mtu"] == 9000
+        search.request("POST", "/%sjumbo_history/_refresh" % prefix)
+        status, parsed = search.request("GET", "/%sjumbo_history/_search" % prefix, {
+            "query": {"term": {"jumbo.test_type": TEST}}})
+        assert status == 200 and parsed["hits"]["total"]["value"] == 1, parsed
+        assert parsed["hits"]["hits"][0]["_source"]["jumbo"]["gain"] == merged["gain"]
         search.request("POST", "/%s*/_refresh" % prefix)
         for url in (sqlite_url, os_url):
             report = build_report(url)
