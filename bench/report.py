@@ -80,9 +80,21 @@ def _http(url, method="GET", body=None, ndjson=False):
         return err.code, json.loads(err.read() or b"null")
 
 
-def load_opensearch(base, prefix, mesh, results, batch=10000):
+def _progress(store, n, total, t0):
+    secs = time.time() - t0
+    print("  %-10s loading %d/%d records (%.0f%%) in %.0f s, %.0f/s"
+          % (store, n, total, 100.0 * n / max(total, 1), secs, n / max(secs, 1e-9)), flush=True)
+
+
+def load_opensearch(base, prefix, mesh, results, batch=20000):
     """_bulk the history into <prefix>pscheduler_<type> and the newest per path into
-    <prefix>jumbo_latest, in the archiver's layout (its templates, its document())."""
+    <prefix>jumbo_latest, in the archiver's layout (its templates, its document()).
+
+    Built for millions of documents on a small node: refresh off and the translog synced
+    asynchronously while loading (restored afterwards), big bulk requests, and one request in
+    flight on a sender thread while the next batch is encoded here."""
+    import queue
+    import threading
     from jumbo import record as rmod
     from jumbo.stores import open_store
     from jumbo.stores.opensearch import document, LATEST_INDEX
@@ -91,24 +103,47 @@ def load_opensearch(base, prefix, mesh, results, batch=10000):
     for ptype in ("pmtu", "latency", "throughput"):
         # Create each stream now so the bulk below never races on creation.
         store.request("PUT", "/_data_stream/%spscheduler_%s" % (prefix, ptype))
-    store.request("PUT", "/%spscheduler_*/_settings" % prefix, {"index": {"refresh_interval": "-1"}})
+    loading = {"index": {"refresh_interval": "-1", "translog.durability": "async"}}
+    store.request("PUT", "/%spscheduler_*/_settings" % prefix, loading)
     t = time.time()
     latest = {}
     lines, n = [], 0
+    total = results
+    pending = queue.Queue(maxsize=1)
+    failure = []
+
+    def sender():
+        while True:
+            body = pending.get()
+            if body is None:
+                return
+            if failure:
+                continue
+            status, parsed = _http(base + "/_bulk", "POST", body, ndjson=True)
+            if status != 200 or not isinstance(parsed, dict) or parsed.get("errors"):
+                items = parsed.get("items", []) if isinstance(parsed, dict) else []
+                bad = [i for i in items if list(i.values())[0].get("status", 500) >= 300]
+                failure.append(json.dumps(bad[0] if bad else parsed)[:500])
+
+    thread = threading.Thread(target=sender, daemon=True)
+    thread.start()
 
     def flush():
-        status, parsed = _http(base + "/_bulk", "POST", "\n".join(lines) + "\n", ndjson=True)
-        if status != 200 or parsed.get("errors"):
-            bad = [i for i in parsed.get("items", []) if list(i.values())[0].get("status", 500) >= 300]
-            if bad:
-                raise SystemExit("bench: bulk load failed: %s" % json.dumps(bad[0])[:500])
+        if failure:
+            raise SystemExit("bench: bulk load failed: %s" % failure[0])
+        pending.put("\n".join(lines) + "\n")
         del lines[:]
 
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    actions = {}
     for rec in _records(mesh, results):
         doc = document(rec, None)
-        lines.append(json.dumps({"create": {"_index": prefix + "pscheduler_" + rec["test_type"],
-                                            "_id": rec["id"]}}))
-        lines.append(json.dumps(doc, separators=(",", ":")))
+        action = actions.get(rec["test_type"])
+        if action is None:
+            action = actions[rec["test_type"]] = '{"create":{"_index":"%spscheduler_%s","_id":' % (
+                prefix, rec["test_type"])
+        lines.append(action + dumps(rec["id"]) + "}}")
+        lines.append(dumps(doc))
         key = rmod.path_key(rec)
         best = latest.get(key)
         if best is None or rec["start"] >= best["start"]:
@@ -116,18 +151,26 @@ def load_opensearch(base, prefix, mesh, results, batch=10000):
         n += 1
         if len(lines) >= 2 * batch:
             flush()
+            if n % 250000 < batch:
+                _progress("opensearch", n, total, t)
     if lines:
         flush()
     for key, rec in latest.items():
         body = dict(rec, path=key)
         body["@timestamp"] = rec["start"]
-        lines.append(json.dumps({"index": {"_index": prefix + LATEST_INDEX, "_id": key}}))
-        lines.append(json.dumps(body, separators=(",", ":")))
+        lines.append(dumps({"index": {"_index": prefix + LATEST_INDEX, "_id": key}}))
+        lines.append(dumps(body))
         if len(lines) >= 2 * batch:
             flush()
     if lines:
         flush()
-    store.request("PUT", "/%spscheduler_*/_settings" % prefix, {"index": {"refresh_interval": "1s"}})
+    pending.put(None)
+    thread.join()
+    if failure:
+        raise SystemExit("bench: bulk load failed: %s" % failure[0])
+    _progress("opensearch", n, n, t)
+    store.request("PUT", "/%spscheduler_*/_settings" % prefix,
+                  {"index": {"refresh_interval": "1s", "translog.durability": "request"}})
     _http("%s/%spscheduler_*,%s%s/_refresh" % (base, prefix, prefix, LATEST_INDEX), "POST")
     _http("%s/%spscheduler_*,%s%s/_forcemerge?max_num_segments=1" % (base, prefix, prefix, LATEST_INDEX),
           "POST")
