@@ -570,6 +570,40 @@ def test_report_equals_the_golden_output(kind, request):
         assert sorted(new["report"]) == sorted(old["report"])
 
 
+
+def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
+    """A version-1 store (no summary tables) is reported from its history; opened once by a
+    version-2 writer it gets the summaries, filled from that history, counted exactly like
+    the ones the trigger keeps; both give the golden report."""
+    import sqlite3
+    from jumbo.report.queries import open_store as open_queries
+    from jumbo.stores import open_store
+    path = str(tmp_path / "old.db")
+    url = "sqlite:///" + path
+    _load(url, records)
+    conn = sqlite3.connect(path)
+    kept = {t: sorted(conn.execute("SELECT * FROM %s" % t)) for t in ("pmtu_days", "pmtu_path_states")}
+    assert sum(r[-3] for r in kept["pmtu_days"]) == sum(1 for r in records if r["test_type"] == "pmtu")
+    conn.executescript("DROP TRIGGER results_pmtu_summary; DROP TABLE pmtu_days; "
+                       "DROP TABLE pmtu_path_states; PRAGMA user_version = 1;")
+    conn.close()
+    with open(GOLDEN) as handle:
+        golden = [g["report"] for g in json.load(handle)]
+    queries = open_queries(url)
+    assert not queries.has_summary
+    queries.close()
+    assert [g["report"] for g in golden_reports(url)] == golden
+    open_store(url).close()          # the upgrade
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert {t: sorted(conn.execute("SELECT * FROM %s" % t)) for t in kept} == kept
+    conn.close()
+    queries = open_queries(url)
+    assert queries.has_summary
+    queries.close()
+    assert [g["report"] for g in golden_reports(url)] == golden
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write-golden"]:
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
