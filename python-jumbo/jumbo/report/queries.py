@@ -77,10 +77,19 @@ class Queries(object):
         itself), so the model can start it before reading the latest results."""
         return False
 
-    def history(self, window, target, interval, limit, flap, latest):
+    def trend_apart(self, window):
+        """True when the trend is a query of its own that does not need the latest results:
+        the model then starts it while the latest results are read and hands its answer to
+        history(..., trend=)."""
+        return False
+
+    def history(self, window, target, interval, limit, flap, latest, trend=None):
         """(trend, changes) in one go; `latest` is the list of Latest rows already read, which
-        lets a store find the paths that changed in the same pass as the trend."""
-        return self.trend(window, target, interval), self.changes(window, target, limit, flap)
+        lets a store find the paths that changed in the same pass as the trend; `trend`, when
+        given, is trend()'s answer already."""
+        if trend is None:
+            trend = self.trend(window, target, interval)
+        return trend, self.changes(window, target, limit, flap)
 
     def changes(self, window, target, limit, flap):
         """{changes: [{source, dest, ip_version, start, from, to}] newest first (at most

@@ -223,7 +223,8 @@ class SqliteQueries(Queries):
     def changes(self, window, target, limit, flap):
         return self.history(window, target, "day", limit, flap, None)[1]
 
-    def history(self, window, target, interval, limit, flap, latest):
+    def history(self, window, target, interval, limit, flap, latest, trend=None):
+        # (trend is never given: trend_apart() is False, the trend comes with the one pass)
         if latest is None and self._summarised(window):
             return self._history_from_summaries(target, interval, limit, flap)
         where, args = self._where(window)
