@@ -2,10 +2,12 @@
 
 Each store module (`queries_sqlite`, `queries_opensearch`) answers the same small set of
 questions, and answers them *in the store*: the latest result per directed path (SQL window
-function / the latest-per-path index), trend buckets (GROUP BY day / date_histogram), state
-changes (LAG over each path's history / per-path min-max aggregations), gains and latency
-(per-path aggregates). Only per-path or per-bucket answers ever reach Python, never the
-result history itself.
+function / the latest-per-path index), trend buckets (GROUP BY over the store's per-day
+summary, or by day over a window / date_histogram), state changes (the paths seen in several
+states, from the per-path summary or a pass over the window / a composite aggregation; then
+LAG or a sorted read over those paths' histories only), gains and latency (per-path
+aggregates). Only per-path or per-bucket answers ever reach Python, never the result history
+itself.
 """
 
 import collections
