@@ -530,3 +530,87 @@ def test_opensearch_without_latency_data(opensearch_url):
         assert proc.returncode == 0, proc.stderr
     finally:
         drop_prefix(store, prefix)
+
+
+# -- the report's output is frozen: the same answers whatever the queries do inside the store ----
+
+GOLDEN = os.path.join(ROOT, "tests", "data", "report_golden.json")
+GOLDEN_OPTIONS = (
+    {}, {"since": "2026-11-03T00:00:00Z", "until": "2026-11-10T00:00:00Z"},
+    {"until": "2026-11-06T00:00:00Z"}, {"since": "2026-11-08T00:00:00Z"}, {"interval": "week"},
+    {"target": 1500}, {"limit": 3, "flap": 2},
+)
+
+
+def golden_reports(url):
+    """The reports on the small mesh for each GOLDEN_OPTIONS, as JSON would carry them,
+    without the two fields that legitimately differ (generation time, store kind)."""
+    out = []
+    for opts in GOLDEN_OPTIONS:
+        r = json.loads(to_json(build(url, **opts)))
+        r.pop("generated")
+        r.pop("store")
+        out.append({"options": opts, "report": r})
+    return out
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "opensearch"])
+def test_report_equals_the_golden_output(kind, request):
+    """tests/data/report_golden.json was written by the report as it was before its queries
+    moved into the stores' aggregations (commit 3b5290f, `python tests/test_report.py
+    --write-golden`); the report must still say exactly that, for both stores."""
+    url = request.getfixturevalue("sqlite_url" if kind == "sqlite" else "os_url")
+    with open(GOLDEN) as handle:
+        golden = json.load(handle)
+    got = golden_reports(url)
+    assert [g["options"] for g in got] == [g["options"] for g in golden]
+    for new, old in zip(got, golden):
+        for key in old["report"]:
+            assert new["report"].get(key) == old["report"][key], (kind, new["options"], key)
+        assert sorted(new["report"]) == sorted(old["report"])
+
+
+
+def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
+    """A version-1 store (no summary tables) is reported from its history; opened once by a
+    version-2 writer it gets the summaries, filled from that history, counted exactly like
+    the ones the trigger keeps; both give the golden report."""
+    import sqlite3
+    from jumbo.report.queries import open_store as open_queries
+    from jumbo.stores import open_store
+    path = str(tmp_path / "old.db")
+    url = "sqlite:///" + path
+    _load(url, records)
+    conn = sqlite3.connect(path)
+    kept = {t: sorted(conn.execute("SELECT * FROM %s" % t)) for t in ("pmtu_days", "pmtu_path_states")}
+    assert sum(r[-3] for r in kept["pmtu_days"]) == sum(1 for r in records if r["test_type"] == "pmtu")
+    conn.executescript("DROP TRIGGER results_pmtu_summary; DROP TABLE pmtu_days; "
+                       "DROP TABLE pmtu_path_states; PRAGMA user_version = 1;")
+    conn.close()
+    with open(GOLDEN) as handle:
+        golden = [g["report"] for g in json.load(handle)]
+    queries = open_queries(url)
+    assert not queries.has_summary
+    queries.close()
+    assert [g["report"] for g in golden_reports(url)] == golden
+    open_store(url).close()          # the upgrade
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert {t: sorted(conn.execute("SELECT * FROM %s" % t)) for t in kept} == kept
+    conn.close()
+    queries = open_queries(url)
+    assert queries.has_summary
+    queries.close()
+    assert [g["report"] for g in golden_reports(url)] == golden
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write-golden"]:
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        url = "sqlite:///" + os.path.join(tmp, "golden.db")
+        _load(url, list(MESH.records()))
+        os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+        with open(GOLDEN, "w") as handle:
+            json.dump(golden_reports(url), handle, indent=1, sort_keys=True)
+            handle.write("\n")
+    print("wrote", GOLDEN)

@@ -134,17 +134,23 @@ def _build_all(queries, opts):
                                  % (window.describe(), total))
             raise NoData("the store holds no pmtu results yet: nothing to report")
         interval = opts.interval or _interval(window, first, last)
-        f_hist = None
+        f_hist = f_trend = None
         if queries.history_self_contained(window):
             # The store can find the latest states itself: start the long pass right away.
             f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
                                  None)
+        elif queries.trend_apart(window):
+            # The trend (an aggregation over the window's history) runs in the store while the
+            # latest results are read; only the changes wait for them.
+            f_trend = pool.submit(queries.trend, window, target, interval)
         rows = {}
         for row in queries.latest(window, target):
             rows[(row.source, row.dest, row.ip_version)] = row
         if f_hist is None:
-            f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
-                                 list(rows.values()))
+            latest_rows = list(rows.values())
+            f_hist = pool.submit(lambda: queries.history(
+                window, target, interval, opts.limit, opts.flap, latest_rows,
+                trend=f_trend.result() if f_trend is not None else None))
         return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain)
     finally:
         pool.shutdown(wait=True)

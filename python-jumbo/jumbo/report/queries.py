@@ -2,10 +2,12 @@
 
 Each store module (`queries_sqlite`, `queries_opensearch`) answers the same small set of
 questions, and answers them *in the store*: the latest result per directed path (SQL window
-function / the latest-per-path index), trend buckets (GROUP BY day / date_histogram), state
-changes (LAG over each path's history / per-path min-max aggregations), gains and latency
-(per-path aggregates). Only per-path or per-bucket answers ever reach Python, never the
-result history itself.
+function / the latest-per-path index), trend buckets (GROUP BY over the store's per-day
+summary, or by day over a window / date_histogram), state changes (the paths seen in several
+states, from the per-path summary or a pass over the window / a composite aggregation; then
+LAG or a sorted read over those paths' histories only), gains and latency (per-path
+aggregates). Only per-path or per-bucket answers ever reach Python, never the result history
+itself.
 """
 
 import collections
@@ -77,10 +79,19 @@ class Queries(object):
         itself), so the model can start it before reading the latest results."""
         return False
 
-    def history(self, window, target, interval, limit, flap, latest):
+    def trend_apart(self, window):
+        """True when the trend is a query of its own that does not need the latest results:
+        the model then starts it while the latest results are read and hands its answer to
+        history(..., trend=)."""
+        return False
+
+    def history(self, window, target, interval, limit, flap, latest, trend=None):
         """(trend, changes) in one go; `latest` is the list of Latest rows already read, which
-        lets a store find the paths that changed in the same pass as the trend."""
-        return self.trend(window, target, interval), self.changes(window, target, limit, flap)
+        lets a store find the paths that changed in the same pass as the trend; `trend`, when
+        given, is trend()'s answer already."""
+        if trend is None:
+            trend = self.trend(window, target, interval)
+        return trend, self.changes(window, target, limit, flap)
 
     def changes(self, window, target, limit, flap):
         """{changes: [{source, dest, ip_version, start, from, to}] newest first (at most

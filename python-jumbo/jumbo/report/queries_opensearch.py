@@ -391,10 +391,15 @@ class OpenSearchQueries(Queries):
     def changes(self, window, target, limit, flap):
         return self.history(window, target, "day", limit, flap, None)[1]
 
-    def history(self, window, target, interval, limit, flap, latest):
+    def trend_apart(self, window):
+        return True
+
+    def history(self, window, target, interval, limit, flap, latest, trend=None):
         if latest is None:
             latest = list(self.latest(window, target))
-        return self.trend(window, target, interval), self._changes(window, target, limit, flap, latest)
+        if trend is None:
+            trend = self.trend(window, target, interval)
+        return trend, self._changes(window, target, limit, flap, latest)
 
     def _candidates(self, window, target, latest):
         """Paths with a result in another state than their latest one, found in the store:

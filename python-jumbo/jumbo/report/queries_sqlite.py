@@ -13,6 +13,12 @@ and `latest` (path -> id of its newest result). Everything is computed by SQLite
                     LAG() to date each change
   gains, latency    the latest table / the (day, test_type) index
 
+Over the whole history (no --since/--until) on a version-2 store, the count, the trend and
+the changed paths come from the store's summaries instead (`pmtu_days`: results per day and
+state inputs; `pmtu_path_states`: per path), which a trigger keeps as results are written:
+then no query reads the history, and the report's cost follows the number of paths. A
+window (or an older store) takes the pass above, whose cost follows the window.
+
 The database is opened read-only, so a report never changes the store.
 """
 
@@ -23,7 +29,7 @@ import threading
 import urllib.parse
 
 from .errors import ReportError, StoreDown
-from .queries import Latest, Queries, state_of
+from .queries import Latest, Queries, Window, state_of
 
 # The test whose results carry the measured jumbo gain.
 GAIN_TEST = "jumbo-throughput"
@@ -51,6 +57,17 @@ def state_sql(target):
         "ELSE 'failed' END" % (t, t))
 
 
+def summary_state_sql(target):
+    """state_sql over the summary tables (black hole as a flag, NULL stored as -1)."""
+    t = int(target)
+    return (
+        "CASE WHEN blackhole = 1 THEN 'blackhole' "
+        "WHEN succeeded = 1 AND NULLIF(path_mtu, -1) >= %d AND (reverse_path_mtu = -1 "
+        "OR reverse_path_mtu >= %d) THEN 'jumbo' "
+        "WHEN succeeded = 1 AND path_mtu != -1 THEN 'standard' "
+        "ELSE 'failed' END" % (t, t))
+
+
 def _quote(name):
     return '"%s"' % name.replace('"', '""')
 
@@ -75,6 +92,9 @@ class SqliteQueries(Queries):
         self.has_path = "path" in self.columns
         self.has_latest = self.has_path and "latest" in tables
         self.part = "path" if self.has_path else "source, dest, ip_version"
+        # The version-2 summaries (jumbo/stores/sqlite.py), only for the store's own table.
+        self.has_summary = (self.has_latest and self.table == "results"
+                            and "pmtu_days" in tables and "pmtu_path_states" in tables)
 
     @property
     def db(self):
@@ -134,7 +154,15 @@ class SqliteQueries(Queries):
         return ", ".join(prefix + c if c in self.columns else "NULL" for c in LATEST_COLUMNS)
 
     # -- the questions ---------------------------------------------------------------------
+    def _summarised(self, window):
+        return self.has_summary and not window.since and not window.until
+
     def count(self, window):
+        if self._summarised(window):
+            n, first, last = self._run("SELECT SUM(n), MIN(first), MAX(last) FROM pmtu_days")[0]
+            if not n:
+                return 0, None, None
+            return n, first, last
         if not window.since and not window.until and "day" in self.columns:
             # Covered by the (day, test_type) index; then only the first and last day's rows.
             n, first_day, last_day = self._run(
@@ -197,7 +225,10 @@ class SqliteQueries(Queries):
     def changes(self, window, target, limit, flap):
         return self.history(window, target, "day", limit, flap, None)[1]
 
-    def history(self, window, target, interval, limit, flap, latest):
+    def history(self, window, target, interval, limit, flap, latest, trend=None):
+        # (trend is never given: trend_apart() is False, the trend comes with the one pass)
+        if latest is None and self._summarised(window):
+            return self._history_from_summaries(target, interval, limit, flap)
         where, args = self._where(window)
         day = "day" if "day" in self.columns else "substr(start, 1, 10)"
         bucket = ("date(%s, '-6 days', 'weekday 1')" % day) if interval == "week" else day
@@ -242,6 +273,26 @@ class SqliteQueries(Queries):
                 candidates.update(r[5].split("\n"))
         self._run("DROP TABLE IF EXISTS temp.report_latest")
         return trend, self._changes(window, target, limit, flap, sorted(candidates), pathcol)
+
+    def _history_from_summaries(self, target, interval, limit, flap):
+        """history() over the whole history from pmtu_days / pmtu_path_states: the trend is a
+        GROUP BY over (days x distinct state inputs) rows, the candidate paths a GROUP BY over
+        the per-path states (paths x states); only the candidates' histories
+        are then read, as in the pass over the results."""
+        bucket = "date(day, '-6 days', 'weekday 1')" if interval == "week" else "day"
+        st = summary_state_sql(target)
+        trend = [{"bucket": r[0], "results": r[1], "capable": r[2] or 0, "configured": r[3] or 0,
+                  "blackholes": r[4] or 0}
+                 for r in self._run(
+                     "SELECT b, SUM(n), SUM(n * (st = 'jumbo')), SUM(n * cfg), SUM(n * (st = 'blackhole')) "
+                     "FROM (SELECT %s AS b, n, NULLIF(local_mtu, -1) >= %d AS cfg, %s AS st FROM pmtu_days) "
+                     "GROUP BY b ORDER BY b" % (bucket, int(target), st))]
+        # A path can only have changed state if it was seen in two states other than failed
+        # (failed results do not count as changes); those are read back to date the changes.
+        candidates = [r[0] for r in self._run(
+            "SELECT path FROM (SELECT path, %s AS st FROM pmtu_path_states) WHERE st != 'failed' "
+            "GROUP BY path HAVING COUNT(DISTINCT st) > 1 ORDER BY path" % st)]
+        return trend, self._changes(Window(), target, limit, flap, candidates, "path")
 
     def _changes(self, window, target, limit, flap, candidates, pathcol):
         empty = {"changes": [], "changed_paths": 0, "total_changes": 0, "flapping": []}

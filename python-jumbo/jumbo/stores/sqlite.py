@@ -5,7 +5,7 @@ URL: sqlite:///relative/path.db or sqlite:////absolute/path.db (node default
 timeout (30 s), each batch one IMMEDIATE transaction. A write that still finds
 the database locked is a transient error (the archiver retries).
 
-Schema (SCHEMA_VERSION 1, kept in `PRAGMA user_version`):
+Schema (SCHEMA_VERSION 2, kept in `PRAGMA user_version`):
 
   results   one row per run (PRIMARY KEY id = jumbo.record id, so a result archived
             twice is one row; INSERT OR IGNORE). Columns: every jumbo.record field
@@ -21,6 +21,13 @@ Schema (SCHEMA_VERSION 1, kept in `PRAGMA user_version`):
             start, id (-> results.id). Updated only when the new start >= the stored
             one, so a late retry never replaces a newer result.
   latest_results   VIEW: results rows joined to latest (the newest row of each path).
+  pmtu_days, pmtu_path_states   (version 2) counts of pmtu results per day and per path, by
+            the values a result's state depends on (succeeded, path_mtu, reverse_path_mtu,
+            local_mtu for the days, black hole yes/no; NULL kept as -1), kept by a trigger on
+            every insert into results. They let the adoption report draw its trend and find the
+            paths that changed state without reading the history (its cost follows the number of
+            paths, not of stored results). A version-1 store gets them, filled from its history,
+            the first time a version-2 writer opens it.
 
 Query examples for the report:
   SELECT * FROM latest_results WHERE test_type = 'pmtu';
@@ -35,7 +42,7 @@ import sqlite3
 from .. import record as records
 from . import PermanentError, StoreError, TransientError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT = 30.0
 
 BOOL_FIELDS = ("succeeded", "jumbo", "partial")
@@ -79,8 +86,43 @@ CREATE TABLE IF NOT EXISTS latest (
 CREATE INDEX IF NOT EXISTS latest_type ON latest (test_type);
 CREATE VIEW IF NOT EXISTS latest_results AS
   SELECT results.* FROM latest JOIN results ON results.id = latest.id;
-PRAGMA user_version = %d;
-""" % (",\n  ".join(cols), SCHEMA_VERSION)
+""" % ",\n  ".join(cols)
+
+
+# Version 2: per-day and per-path summaries of the pmtu history (see the module docstring).
+# NULLs are stored as -1 (0 for succeeded) because a primary key must be NOT NULL to be
+# unique in SQLite; readers turn -1 back into NULL.
+_BLACKHOLE = ("(IFNULL({r}.pmtud, '') = 'blackhole' OR IFNULL({r}.reverse_pmtud, '') = 'blackhole' "
+              "OR IFNULL({r}.partial, 0) = 1)")
+_SUMMARY_DDL = (
+    "CREATE TABLE IF NOT EXISTS pmtu_days (day TEXT NOT NULL, local_mtu INTEGER NOT NULL, "
+    "succeeded INTEGER NOT NULL, path_mtu INTEGER NOT NULL, reverse_path_mtu INTEGER NOT NULL, "
+    "blackhole INTEGER NOT NULL, n INTEGER NOT NULL, first TEXT NOT NULL, last TEXT NOT NULL, "
+    "PRIMARY KEY (day, local_mtu, succeeded, path_mtu, reverse_path_mtu, blackhole)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS pmtu_path_states (path TEXT NOT NULL, succeeded INTEGER NOT NULL, "
+    "path_mtu INTEGER NOT NULL, reverse_path_mtu INTEGER NOT NULL, blackhole INTEGER NOT NULL, "
+    "n INTEGER NOT NULL, "
+    "PRIMARY KEY (path, succeeded, path_mtu, reverse_path_mtu, blackhole)) WITHOUT ROWID",
+    "CREATE TRIGGER IF NOT EXISTS results_pmtu_summary AFTER INSERT ON results "
+    "WHEN NEW.test_type = 'pmtu' BEGIN "
+    "INSERT INTO pmtu_days VALUES (NEW.day, IFNULL(NEW.local_mtu, -1), IFNULL(NEW.succeeded, 0), "
+    "IFNULL(NEW.path_mtu, -1), IFNULL(NEW.reverse_path_mtu, -1), %s, 1, NEW.start, NEW.start) "
+    "ON CONFLICT (day, local_mtu, succeeded, path_mtu, reverse_path_mtu, blackhole) DO UPDATE "
+    "SET n = n + 1, first = MIN(first, excluded.first), last = MAX(last, excluded.last); "
+    "INSERT INTO pmtu_path_states VALUES (NEW.path, IFNULL(NEW.succeeded, 0), "
+    "IFNULL(NEW.path_mtu, -1), IFNULL(NEW.reverse_path_mtu, -1), %s, 1) "
+    "ON CONFLICT (path, succeeded, path_mtu, reverse_path_mtu, blackhole) DO UPDATE SET n = n + 1; "
+    "END" % (_BLACKHOLE.format(r="NEW"), _BLACKHOLE.format(r="NEW")),
+)
+# Filling them from the history of a version-1 store (in the same transaction as the trigger).
+_SUMMARY_FILL = (
+    "INSERT INTO pmtu_days SELECT day, IFNULL(local_mtu, -1), IFNULL(succeeded, 0), "
+    "IFNULL(path_mtu, -1), IFNULL(reverse_path_mtu, -1), %s, COUNT(*), MIN(start), MAX(start) "
+    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6" % _BLACKHOLE.format(r="r"),
+    "INSERT INTO pmtu_path_states SELECT path, IFNULL(succeeded, 0), IFNULL(path_mtu, -1), "
+    "IFNULL(reverse_path_mtu, -1), %s, COUNT(*) "
+    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5" % _BLACKHOLE.format(r="r"),
+)
 
 
 _INSERT = "INSERT OR IGNORE INTO results (%s) VALUES (%s)" % (
@@ -147,10 +189,26 @@ class SQLiteStore(object):
             self.conn.execute("PRAGMA synchronous = NORMAL")
             if self.conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 self.conn.executescript(_schema_sql())
+                self._upgrade()
         except sqlite3.OperationalError as err:
             raise self._classify(err)
         except sqlite3.DatabaseError as err:
             raise PermanentError("SQLite store %s: %s" % (path, err))
+
+    def _upgrade(self):
+        """Version 1 -> 2: the summary tables, their trigger and their content from the
+        history, in one transaction; checked again under the lock so that two writers opening
+        the same old store do not both fill them."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self.conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                for sql in _SUMMARY_DDL + _SUMMARY_FILL:
+                    self.conn.execute(sql)
+                self.conn.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
 
     @classmethod
     def from_url(cls, url, timeout=None, **_ignored):
