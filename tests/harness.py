@@ -409,7 +409,7 @@ def run_tool_participants(tool, test, participants, start_in=5.0, test_type="pmt
 
 
 def _duration_seconds(text):
-    from jumbo.spec import duration_seconds
+    from jumbo.units import duration_seconds
     return duration_seconds(text)
 
 

@@ -19,6 +19,7 @@ import copy
 import re
 
 from . import validate as validation
+from .mtu import DEFAULT_TARGET_MTU
 
 SCHEMA = 1
 
@@ -28,7 +29,7 @@ FORWARD_FIELDS = ("path-mtu", "local-mtu", "pmtud", "blackhole", "method", "ip-v
 
 
 def _base(spec):
-    target = (spec or {}).get("target-mtu", 9000)
+    target = (spec or {}).get("target-mtu", DEFAULT_TARGET_MTU)
     return {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
             "path-mtu": None, "local-mtu": None, "target-mtu": target, "jumbo": None,
             "pmtud": "unknown", "blackhole": None, "hops": [], "flows": [], "ptb": [],
@@ -116,7 +117,7 @@ def _checked(result):
             break
         del result[field]
         dropped.append("%s (%s)" % (field, error))
-    broken = _base({"target-mtu": result.get("target-mtu", 9000)})
+    broken = _base({"target-mtu": result.get("target-mtu", DEFAULT_TARGET_MTU)})
     broken["error"] = "internal error: the result does not match its schema (%s)" % error
     broken["diags"] = result.get("diags") or ""
     return broken

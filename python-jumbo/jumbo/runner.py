@@ -39,10 +39,8 @@ Output of `run`: exactly one JSON line {"succeeded", "result", "error", "diags"}
   (jumbo.result.merge) folds p1's view into p0's.
 """
 
-import datetime
 import math
 import random
-import re
 import signal
 import socket
 import threading
@@ -52,6 +50,7 @@ from . import pair as pairs
 from . import reflector
 from . import result as results
 from . import spec as specs
+from . import units
 
 TOOL = "jumbocheck"
 PROTOCOL = 1
@@ -211,28 +210,14 @@ def participant_data(request):
 # ----------------------------------------------------------------------------------------------
 # run
 
-_ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?"
-                     r"(Z|[+-]\d{2}:?\d{2})?$")
-
-
 def parse_time(text):
     """Unix time of an ISO 8601 timestamp with offset (as the runner writes schedule.start)."""
     if not isinstance(text, str):
         raise ValueError("schedule.start must be an ISO 8601 timestamp")
-    match = _ISO_RE.match(text.strip())
-    if not match:
+    try:
+        return units.unix_time(text)
+    except ValueError:
         raise ValueError("schedule.start %r is not an ISO 8601 timestamp" % text)
-    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    fraction = float(match.group(7) or 0)
-    zone = match.group(8) or "Z"
-    offset = 0
-    if zone != "Z":
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        offset = sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
-    moment = datetime.datetime(year, month, day, hour, minute, second,
-                               tzinfo=datetime.timezone.utc)
-    return moment.timestamp() - offset + fraction
 
 
 class _Run(object):
@@ -253,7 +238,7 @@ class _Run(object):
         self.start = parse_time(schedule.get("start"))
         slot = schedule.get("duration")
         try:
-            self.slot = specs.duration_seconds(slot) if slot is not None \
+            self.slot = units.duration_seconds(slot) if slot is not None \
                 else float(duration_seconds(self.spec))
         except ValueError as err:
             raise ValueError("schedule.duration: %s" % err)
@@ -542,7 +527,7 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
     budget = run.budget["reverse"]
     deadline = time.monotonic() + max(0.0, min(budget, run.end - TEARDOWN - time.time()
                                                - run.budget["throughput"]))
-    timeout = specs.duration_seconds(run.full.get("timeout") or "PT1S")
+    timeout = units.duration_seconds(run.full.get("timeout") or "PT1S")
     try:
         return reflector.measure_reverse(dest_ip, port, token, version, forward_mtu=path_mtu,
                                          min_size=run.full.get("min-mtu"),

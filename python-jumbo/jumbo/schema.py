@@ -8,14 +8,8 @@ Spec and result are versioned with `schema` (absent means 1), as pScheduler
 does; a new version is a new entry in SPEC_VERSIONS / RESULT_VERSIONS.
 """
 
-# Largest IP packet allowed by IPv4/IPv6 length fields (jumbograms excluded).
-MAX_IP_PACKET = 65535
-# Minimum link MTUs: RFC 791 (68) and RFC 8200 (1280).
-MIN_MTU_V4 = 68
-MIN_MTU_V6 = 1280
-
-STANDARD_MTU = 1500
-DEFAULT_TARGET_MTU = 9000
+from .mtu import MAX_IP_PACKET, MIN_MTU_V4
+from .units import DURATION_PATTERN
 
 # Shared building blocks, referenced as #/definitions/<name>.
 DEFINITIONS = {
@@ -31,8 +25,7 @@ DEFINITIONS = {
     # ISO 8601 duration, as pScheduler writes them ("PT10S", "PT0.5S", "P1D").
     "duration": {
         "type": "string",
-        "pattern": r"^P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?"
-                   r"(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$",
+        "pattern": DURATION_PATTERN,
     },
     "cardinal": {"type": "integer", "minimum": 1},
     "uint": {"type": "integer", "minimum": 0},
