@@ -51,6 +51,7 @@ from . import reflector
 from . import result as results
 from . import spec as specs
 from . import units
+from .resolve import ResolveError, resolve
 
 TOOL = "jumbocheck"
 PROTOCOL = 1
@@ -386,16 +387,10 @@ def _run_dest(run):
 # -- p0 -------------------------------------------------------------------------------------------
 
 def _resolve(host, version):
-    family = {4: socket.AF_INET, 6: socket.AF_INET6}.get(version, socket.AF_UNSPEC)
     try:
-        infos = socket.getaddrinfo(host, None, family, socket.SOCK_DGRAM)
-    except socket.gaierror as err:
-        raise RunError("cannot resolve %s: %s" % (host, err.strerror or err))
-    for want in (socket.AF_INET, socket.AF_INET6):
-        for info in infos:
-            if info[0] == want:
-                return info[4][0], 6 if want == socket.AF_INET6 else 4
-    raise RunError("no IPv%s address for %s" % (version or "4/6", host))
+        return resolve(host, version)
+    except ResolveError as err:
+        raise RunError(str(err))
 
 
 def _forward(run):
