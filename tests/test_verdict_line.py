@@ -34,10 +34,10 @@ def test_jumbocheck_and_result_format_share_the_verdict_line(result):
     assert jumbocheck.text(result).splitlines()[0] == render.verdict(result)
 
 
-@pytest.mark.parametrize("result,line", zip(RESULTS, [
+@pytest.mark.parametrize("result,line", list(zip(RESULTS, [
     "Path MTU 9000: jumbo end to end, PMTUD not needed",
     "Path MTU 1500 < 9000: not jumbo, PMTUD works (too-big from 198.18.0.2)",
     "Path MTU 1500 < 9000: black hole at hop 2 (198.18.0.2), 1501-9000 byte packets vanish",
-]))
+])))
 def test_the_verdict_line(result, line):
     assert render.verdict(result) == line

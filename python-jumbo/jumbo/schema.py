@@ -111,6 +111,28 @@ HOP = {
     "required": ["ttl", "ip", "mtu"],
 }
 
+# A packet-too-big message the probes (or the dest's reflector) received.
+PTB = {
+    "type": "object",
+    "properties": {
+        "from": {"type": ["string", "null"]},
+        "mtu": {"type": ["integer", "null"]},
+        "size": {"type": ["integer", "null"]},
+        "useful": {"type": "boolean"},
+        "count": {"type": "integer", "minimum": 0},
+    },
+}
+
+# Where big packets vanish without a packet-too-big: the last hop that answered, the size.
+BLACKHOLE = {
+    "type": ["object", "null"],
+    "properties": {
+        "ttl": {"type": ["integer", "null"]},
+        "ip": {"type": ["string", "null"]},
+        "size": {"type": ["integer", "null"]},
+    },
+}
+
 FLOW = {
     "type": "object",
     "properties": {
@@ -170,19 +192,32 @@ RESULT_V1 = {
         "target-mtu": {"type": ["integer", "null"]},
         "jumbo": {"type": ["boolean", "null"]},
         "pmtud": {"$ref": "#/definitions/pmtud"},
+        "blackhole": BLACKHOLE,
+        "method": {"type": "string"},
+        "ip-version": {"$ref": "#/definitions/ip-version"},
+        "dest-ip": {"type": ["string", "null"]},
+        "elapsed": {"type": "number", "minimum": 0},
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
+        "ptb": {"type": "array", "items": PTB},
         "reverse-path-mtu": {"type": ["integer", "null"]},
         # The reverse path (dest -> source), measured with the dest participant's reflector.
         "reverse-pmtud": {"anyOf": [{"$ref": "#/definitions/pmtud"}, {"type": "null"}]},
         "reverse-local-mtu": {"type": ["integer", "null"]},
-        "reverse-ptb": {"type": "array", "items": {"type": "object"}},
+        "reverse-ptb": {"type": "array", "items": PTB},
         "reverse-error": {"type": ["string", "null"]},
         "reverse-flows": {"type": "array", "items": FLOW},
         "probes": {"type": "integer", "minimum": 0},
+        # The reverse phase's details (rtt, elapsed, probes, rounds, reflector, notes, ...).
+        "reverse": {"type": "object"},
+        # Results archived before jumbo-throughput split off carry the paired legs here.
         "throughput": {"anyOf": [THROUGHPUT_RESULT, {"type": "null"}]},
     },
     "required": ["schema", "succeeded"],
+    # Complete: a member this schema does not name is a defect, not something to drop.
+    # pScheduler's private members ("_token", ...) are the exception; they are never shown.
+    "patternProperties": {"^_": {}},
+    "additionalProperties": False,
 }
 
 RESULT_VERSIONS = {1: RESULT_V1}
