@@ -122,7 +122,7 @@ def _opensearch(url):
     try:
         urllib.request.urlopen(url, timeout=2).read()
         return url
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any failure means no node is listening yet
         pass
     port = url.rsplit(":", 1)[-1].strip("/")
     subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "start"],

@@ -220,7 +220,7 @@ def run_program(argv, stdin="", timeout=None, env=None):
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, universal_newlines=True, env=env,
                                 start_new_session=True)
-    except Exception as err:  # as the server: the exception text becomes stderr
+    except Exception as err:  # noqa: BLE001 - as the server: the exception text becomes stderr
         return Completed(argv, 2, "", "%s: %s" % (type(err).__name__, err),
                          time.monotonic() - started)
     try:

@@ -103,7 +103,7 @@ def main(argv=None):
     except OSError as err:
         sys.stderr.write("jumbo-report: %s\n" % err)
         return 2
-    except Exception as err:  # never a traceback to the user
+    except Exception as err:  # noqa: BLE001 - never a traceback to the user
         sys.stderr.write("jumbo-report: internal error: %s: %s\n" % (type(err).__name__, err))
         return 1
 

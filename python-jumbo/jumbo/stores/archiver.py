@@ -434,7 +434,7 @@ class Archiver(object):
             if hasattr(entry, "close"):
                 try:
                     entry.close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - best-effort close at shutdown
                     pass
 
 
