@@ -126,3 +126,11 @@ def test_mtu_table():
     assert list(mtu.PLATEAUS) == sorted(mtu.PLATEAUS)
     assert schema.DEFINITIONS["mtu"]["minimum"] == mtu.MIN_MTU_V4
     assert schema.DEFINITIONS["mtu"]["maximum"] == mtu.MAX_IP_PACKET
+
+
+def test_the_reports_window_reads_timestamps_as_the_archive_does():
+    from jumbo.report.inputs import parse_date
+    assert parse_date("2026-03-01", end=True) == "2026-03-02T00:00:00Z"
+    for text in ("2026-03-01T10:00:00Z", "2026-03-01T10:00Z", "2026-03-01T12:00:00+02:00",
+                 "2026-03-01 10:00"):
+        assert parse_date(text) == record.iso_utc(text) == "2026-03-01T10:00:00Z"

@@ -76,7 +76,6 @@ MAX_SPEC_SCHEMA = max(SPEC_VERSIONS)
 # The paired 1500/9000 throughput left the pmtu spec (pmtu is a `background` test; bulk
 # traffic must be `exclusive`): it is the jumbo-throughput test now. A pmtu spec that still
 # carries `throughput` is refused with a message naming that test.
-PMTU_TEST = "pmtu"
 PAIR_TEST = "jumbo-throughput"
 
 # jumbo-throughput spec, version 1: the hosts, the wait for one path-MTU probe's answer

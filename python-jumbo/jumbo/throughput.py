@@ -56,7 +56,6 @@ CONNECT_TIMEOUT = 3.0       # iperf3 --connect-timeout, per attempt
 CONNECT_RETRY = 6.0         # how long the first leg retries while the server is not yet there
 BETWEEN_LEGS_RETRY = 2.0    # later legs: the server only needs to get ready for the next test
 LEG_MARGIN = 6.0            # parameter exchange, results exchange, process start (kill bound)
-SERVER_START = 2.0          # server start-up (the client retries meanwhile)
 # What the slot gives beyond -O + -t (duration()): one leg's process start, connection,
 # parameter and results exchange (measured in the lab: README "jumbo-throughput"), and the
 # first leg's wait for a server that the dest starts at the slot's start.
