@@ -668,6 +668,8 @@ def _after(text, marker):
 # without a 06-result_* filter (pmtu, and this suite's other own types): the result is
 # stored verbatim. Reproduced here from reading those files, in our own code.
 
+# Not jumbo.units' parser on purpose: this models Logstash's 04-iso8601-duration filter,
+# which converts only whole D/H/M and fractional S and leaves anything else as it was.
 _LS_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
 
 
