@@ -23,6 +23,8 @@ import re
 from . import mtu as mtus
 from . import schema as schemas
 from . import validate as validation
+# (reflector.py still imports duration_seconds_or_none from here; it moves to jumbo.units
+# with the probe-engine rewrite.)
 from .units import duration_seconds, duration_seconds_or_none, seconds_to_duration
 
 DEFAULTS = {
