@@ -406,7 +406,7 @@ def run_tool_participants(tool, test, participants, start_in=5.0, test_type="pmt
             # The 5.2.5 runner crashes on this and leaves the run in `cleanup`, unarchived.
             outcome.merged = None
     if tool == "jumbocheck":
-        _assert_validates_whole(test_type, results[0], outcome.merged)
+        _assert_validates_whole(test.get("type"), results[0], outcome.merged)
     return outcome
 
 
