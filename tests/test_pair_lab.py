@@ -111,8 +111,17 @@ def test_the_pair_runs_end_to_end_and_reaches_both_stores_and_the_report(lab_fac
         status, parsed = search.request("GET", "/%spscheduler_%s/_search" % (prefix, TEST))
         assert status == 200, parsed
         hits = parsed["hits"]["hits"]
-        assert len(hits) == 1 and hits[0]["_source"]["jumbo"]["gain"] == merged["gain"]
-        assert hits[0]["_source"]["result"]["mtu"] == 9000
+        # The stream holds the document perfSONAR's pipeline would make (the result as it
+        # is); the adoption record (`jumbo`) is in jumbo_history.
+        assert len(hits) == 1, hits
+        assert hits[0]["_source"]["result"]["gain"] == merged["gain"]
+        assert hits[0]["_source"]["result"]["jumbo-mtu"] == 9000
+        search.request("POST", "/%s*/_refresh" % prefix)
+        status, parsed = search.request("GET", "/%sjumbo_history/_search" % prefix)
+        assert status == 200, parsed
+        gains = [h["_source"]["jumbo"]["gain"] for h in parsed["hits"]["hits"]
+                 if h["_source"]["jumbo"]["test_type"] == TEST]
+        assert gains == [merged["gain"]], gains
         search.request("POST", "/%s*/_refresh" % prefix)
         for url in (sqlite_url, os_url):
             report = build_report(url)
