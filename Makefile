@@ -4,14 +4,20 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test setup compat rpm deb bench bench-probe bench-archive bench-report bench-schedule clean
+.PHONY: demo test setup lint compat rpm deb bench bench-probe bench-archive bench-report bench-schedule clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
 
 test: setup
+	.venv/bin/ruff check .
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS)
 	bash scripts/check-compat.sh
+
+# pyflakes + pycodestyle + blind excepts over everything, plugin executables included
+# (configuration: ruff.toml).
+lint: setup
+	.venv/bin/ruff check .
 
 setup:
 	bash scripts/setup.sh

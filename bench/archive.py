@@ -43,7 +43,7 @@ def _lines(n, data):
     """N RFC 7464 records, generated lazily from one template (memory stays flat)."""
     if LIBRARY not in sys.path:
         sys.path.insert(0, LIBRARY)
-    from jumbo.stores import samples
+    from fixtures import samples
     env = samples.pmtu_envelope(0, dest="DEST-HOST", run="RUN-ID")
     env["data"] = data
     template = "\x1e" + json.dumps(env, separators=(",", ":")) + "\n"
@@ -122,7 +122,7 @@ def _opensearch(url):
     try:
         urllib.request.urlopen(url, timeout=2).read()
         return url
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any failure means no node is listening yet
         pass
     port = url.rsplit(":", 1)[-1].strip("/")
     subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "start"],

@@ -10,7 +10,6 @@ information-theoretic minimum ratio, and jumbocheck's peak memory (ru_maxrss of 
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 

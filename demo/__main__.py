@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 
-from . import parts  # noqa: F401 - sets sys.path for lab/ and the library first
+from . import parts  # first: it sets sys.path for lab/ and the library first
 from . import mesh
 from .run import Demo, Interrupted
 

@@ -19,7 +19,7 @@ def _can_build_labs():
 needs_lab = pytest.mark.skipif(not _can_build_labs(), reason="namespace lab needs root and iproute2")
 
 # A real OpenSearch for the archive store tests (session-scoped; see tests/opensearch_fixture.py).
-from opensearch_fixture import opensearch_url  # noqa: E402,F401
+from opensearch_fixture import opensearch_url  # noqa: E402,F401 - a fixture pytest finds by name, after sys.path is set above
 
 
 @pytest.fixture

@@ -220,7 +220,7 @@ def run_program(argv, stdin="", timeout=None, env=None):
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, universal_newlines=True, env=env,
                                 start_new_session=True)
-    except Exception as err:  # as the server: the exception text becomes stderr
+    except Exception as err:  # noqa: BLE001 - as the server: the exception text becomes stderr
         return Completed(argv, 2, "", "%s: %s" % (type(err).__name__, err),
                          time.monotonic() - started)
     try:
@@ -405,11 +405,26 @@ def run_tool_participants(tool, test, participants, start_in=5.0, test_type="pmt
         except ValueError:
             # The 5.2.5 runner crashes on this and leaves the run in `cleanup`, unarchived.
             outcome.merged = None
+    if tool == "jumbocheck":
+        _assert_validates_whole(test.get("type"), results[0], outcome.merged)
     return outcome
 
 
+def _assert_validates_whole(test_type, lead, merged):
+    """Every result the suite's own tool produces in the lab validates against its schema as
+    a whole: the source's test result and the merged one (nothing is repaired at run time)."""
+    from jumbo import validate
+    check = validate.check_pair_result if test_type == "jumbo-throughput" \
+        else validate.check_result
+    for what, value in (("source participant", (lead or {}).get("result")),
+                        ("merged-results", merged)):
+        if isinstance(value, dict) and "schema" in value:
+            valid, error = check(value)
+            assert valid, "%s result does not validate: %s\n%s" % (what, error, value)
+
+
 def _duration_seconds(text):
-    from jumbo.spec import duration_seconds
+    from jumbo.units import duration_seconds
     return duration_seconds(text)
 
 

@@ -37,7 +37,7 @@ class OpenSearchNode(object):
         try:
             urllib.request.urlopen(self.url, timeout=2).read()
             return True
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - any failure means the node is not up yet
             return False
 
     def start(self):

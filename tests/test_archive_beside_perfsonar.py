@@ -17,7 +17,8 @@ import re
 import pytest
 
 import harness
-from jumbo.stores import open_store, samples, setup
+from fixtures import samples
+from jumbo.stores import open_store, setup
 from jumbo.stores.opensearch import (JUMBO_INDICES, OWNED_TEST_TYPES, canonical_json,
                                      logstash_document as our_logstash_document, test_checksum)
 from perfsonar_shapes import (PERFSONAR_TEMPLATE_NAME, PERFSONAR_TYPES, dashboard_queries,

@@ -24,7 +24,8 @@ import pytest
 
 import harness
 from jumbo import record as records
-from jumbo.stores import open_store, samples
+from fixtures import samples
+from jumbo.stores import open_store
 from opensearch_fixture import OpenSearchNode, drop_prefix, java_available
 
 RS = "\x1e"

@@ -52,8 +52,7 @@ def test_demo_arguments_are_checked():
 @needs_lab
 def test_quick_demo_runs_end_to_end_and_checks_itself(tmp_path):
     missing = _missing_parts()
-    if missing:
-        pytest.skip("the demo needs parts not in the repository yet: %s" % "; ".join(missing))
+    assert not missing, "the demo's parts are missing: %s" % "; ".join(missing)
     began = time.monotonic()
     proc = subprocess.Popen(_demo_argv(tmp_path, "--quick"), cwd=ROOT, env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -116,8 +115,7 @@ def test_quick_demo_runs_end_to_end_and_checks_itself(tmp_path):
 def test_ctrl_c_tears_the_lab_down(tmp_path, signum):
     """Interrupted while pairs are being measured (tools running inside the namespaces)."""
     missing = _missing_parts()
-    if missing:
-        pytest.skip("the demo needs parts not in the repository yet: %s" % "; ".join(missing))
+    assert not missing, "the demo's parts are missing: %s" % "; ".join(missing)
     proc = subprocess.Popen(_demo_argv(tmp_path, "--pairs", "cern:desy,desy:cern"), cwd=ROOT,
                             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             universal_newlines=True)

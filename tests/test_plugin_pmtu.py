@@ -381,7 +381,7 @@ def test_result_format_shows_both_mathis_ceilings():
     mathis = {"standard": throughput.mathis(legs[:1]), "jumbo": throughput.mathis(legs[1:])}
     result = dict(CLEAN, throughput={"runs": [], "mathis": mathis, "gain": 1.5})
     text = formatted({"dest": "h2"}, result, "text/plain")
-    line = [l for l in text.splitlines() if l.startswith("Mathis ceiling:")][0]
+    line = [row for row in text.splitlines() if row.startswith("Mathis ceiling:")][0]
     assert 0.5e9 < mathis["standard"]["ceiling"] < 1e9 < mathis["jumbo"]["ceiling"] < 1e10
     expected = "standard %.2f Mbit/s, jumbo %.2f Gbit/s" % (
         mathis["standard"]["ceiling"] / 1e6, mathis["jumbo"]["ceiling"] / 1e9)

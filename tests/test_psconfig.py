@@ -5,7 +5,6 @@ spec-is-valid and `jumbo` data-is-valid from this tree. Broken templates must be
 the offending task named.
 """
 
-import copy
 import importlib.util
 import json
 import os

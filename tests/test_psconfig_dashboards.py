@@ -15,7 +15,8 @@ import uuid
 
 import pytest
 
-from jumbo.stores import open_store, samples
+from fixtures import samples
+from jumbo.stores import open_store
 from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -443,9 +443,9 @@ def test_opensearch_empty_prefix_is_no_data(opensearch_url):
 # -- pScheduler results as the archiver receives them ----------------------------------------------
 
 def _envelopes():
-    """Archiver envelopes (the pScheduler result shape, jumbo.stores.samples): site labels come
+    """Archiver envelopes (the pScheduler result shape, fixtures/samples.py): site labels come
     from the task reference, as the pSConfig template fills them."""
-    from jumbo.stores import samples
+    from fixtures import samples
     hosts = {"A": "ps-a.cern.example", "B": "ps-b.desy.example", "C": "ps-c.ral.example"}
     sites = {"A": "CERN", "B": "DESY", "C": "RAL"}
     out = []

@@ -150,37 +150,6 @@ def test_effective_ip_version():
     assert specs.effective_ip_version({"dest": "h", "ip-version": 6}) == 6
 
 
-@pytest.mark.parametrize("text,seconds", [
-    ("PT10S", 10), ("PT0.5S", 0.5), ("PT1M", 60), ("PT1H", 3600), ("P1D", 86400),
-    ("P1DT1S", 86401), ("P1W", 604800)])
-def test_duration_seconds(text, seconds):
-    assert specs.duration_seconds(text) == seconds
-
-
-@pytest.mark.parametrize("text", ["P1Y", "P1M", "10", "PTS", "", None])
-def test_duration_seconds_rejects(text):
-    with pytest.raises(ValueError):
-        specs.duration_seconds(text)
-
-
-def test_seconds_to_duration():
-    assert specs.seconds_to_duration(10) == "PT10S"
-    assert specs.seconds_to_duration(0.25) == "PT0.25S"
-    assert specs.seconds_to_duration("3") == "PT3S"
-
-
-@pytest.mark.parametrize("text,value", [("5G", 5000000000), ("100M", 100000000),
-                                        ("1.5k", 1500), ("42", 42), (" 2 T ", 2 * 10 ** 12)])
-def test_parse_si(text, value):
-    assert specs.parse_si(text) == value
-
-
-@pytest.mark.parametrize("text", ["fast", "1.5", "5X", "-1G", ""])
-def test_parse_si_rejects(text):
-    with pytest.raises(ValueError):
-        specs.parse_si(text)
-
-
 def test_cli_help_is_an_error_with_text():
     with pytest.raises(specs.CliError) as caught:
         specs.cli_to_spec(["--help"])

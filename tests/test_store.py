@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from jumbo import record as records
-from jumbo.stores import PermanentError, open_store, samples
+from fixtures import samples
+from jumbo.stores import PermanentError, open_store
 from jumbo.stores import replay as replay_mod
 from opensearch_fixture import drop_prefix
 

@@ -11,7 +11,6 @@ import os
 import signal
 import time
 
-import pytest
 
 from conftest import ROOT, needs_lab
 from jumbo import throughput as tp

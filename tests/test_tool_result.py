@@ -29,10 +29,22 @@ def test_no_forward_answer_is_a_failure_with_the_reason():
     assert res["reverse-error"]
 
 
-def test_a_malformed_detail_is_left_out_not_the_measurement():
-    res = _valid(result.assemble({"dest": "x"}, dict(FORWARD, hops="junk")))
-    assert res["succeeded"] is True and res["path-mtu"] == 8950
-    assert "hops" not in res and "hops" in res["diags"]
+def test_the_schema_names_every_member_a_result_carries():
+    """The result schema is complete: every member assemble/merge write is declared (the
+    black hole, the engine's method, PTBs, ...), and an undeclared one does not validate,
+    so a result is never repaired at run time."""
+    engine = dict(FORWARD, elapsed=0.25, flows=[], hops=[{"ttl": 1, "ip": "198.18.0.2",
+                                                          "mtu": 9000, "rtt": "PT0.001S"}],
+                  ptb=[{"from": "198.18.0.1", "mtu": 8950, "useful": True}])
+    res = _valid(result.assemble(SPEC, engine, None, {"reverse-path-mtu": 9000,
+                                                      "reverse-pmtud": "ok", "rtt": 0.001}))
+    assert res["blackhole"] == FORWARD["blackhole"] and res["ptb"] and res["reverse"]
+    for member in result.FORWARD_FIELDS:
+        assert member in res, member
+    ok, error = validate.check_result(dict(res, surprise=1))
+    assert not ok and "surprise" in error
+    ok, error = validate.check_result(dict(res, blackhole="hop 1"))
+    assert not ok and "blackhole" in error
 
 
 def _lead(reverse):

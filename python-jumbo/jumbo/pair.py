@@ -29,6 +29,7 @@ import copy
 from . import render as renders
 from . import schema as schemas
 from . import spec as specs
+from . import units
 from . import validate as validation
 
 TEST = schemas.PAIR_TEST
@@ -65,13 +66,13 @@ def _semantic_problem(spec):
     if problem:
         return problem
     if "duration" in spec:
-        seconds = specs.duration_seconds_or_none(spec["duration"])
+        seconds = units.duration_seconds_or_none(spec["duration"])
         if seconds is None or not \
                 specs.THROUGHPUT_DURATION_MIN <= seconds <= specs.THROUGHPUT_DURATION_MAX:
             return "At /duration: %s must be between PT%dS and PT%dS" % (
                 spec["duration"], specs.THROUGHPUT_DURATION_MIN, specs.THROUGHPUT_DURATION_MAX)
     if "omit" in spec:
-        seconds = specs.duration_seconds_or_none(spec["omit"])
+        seconds = units.duration_seconds_or_none(spec["omit"])
         if seconds is None or seconds > specs.THROUGHPUT_OMIT_MAX:
             return "At /omit: %s must be between PT0S and PT%dS" % (
                 spec["omit"], specs.THROUGHPUT_OMIT_MAX)
@@ -228,7 +229,7 @@ def cli_to_spec(argv):
             spec[key] = specs.int_option(option, value)
         elif kind == "si":
             try:
-                spec[key] = specs.parse_si(value)
+                spec[key] = units.parse_si(value)
             except ValueError as err:
                 raise specs.CliError("%s: %s" % (option, err))
         else:

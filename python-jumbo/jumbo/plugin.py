@@ -11,7 +11,6 @@ import json
 import sys
 import traceback
 
-RS = "\x1e"
 
 
 def strip_comments(value):
@@ -75,29 +74,3 @@ def run_method(function):
         if os.environ.get("JUMBO_DEBUG"):
             traceback.print_exc()
         fail("%s: %s" % (type(err).__name__, err), 1)
-
-
-class RFC7464Reader(object):
-    """Records of an RFC 7464 JSON text sequence, one per line, as the archiver daemon sends them."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        while True:
-            line = self.stream.readline()
-            if line == "":
-                raise StopIteration
-            if line.strip() == "":
-                continue
-            return line.lstrip(RS)
-
-
-def emit_record(value, stream=None):
-    """One RFC 7464 record: RS, compact JSON, LF, flushed."""
-    stream = stream or sys.stdout
-    stream.write(RS + dumps(value) + "\n")
-    stream.flush()

@@ -49,10 +49,12 @@ Fields (None where the test cannot tell):
   loss            fraction. latency/latencybg: packets-lost / packets-sent; rtt: loss
 """
 
-import datetime
 import hashlib
 import json
 import re
+
+from . import units
+from .mtu import DEFAULT_TARGET_MTU, STANDARD_MTU
 
 FIELDS = (
     "id", "run_href", "task_href", "test_type", "tool", "start",
@@ -75,9 +77,6 @@ TEST_TYPES = {
     "rtt": "latency",
 }
 
-DEFAULT_TARGET_MTU = 9000
-STANDARD_MTU = 1500
-
 
 class BadRecord(ValueError):
     """The input cannot be turned into a record (permanent: retrying will not help)."""
@@ -87,88 +86,34 @@ class UnknownTestType(BadRecord):
     pass
 
 
-_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?"
-                  r"\s*(Z|[+-]\d{2}:?\d{2})?$")
-_DUR = re.compile(r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?"
-                  r"(?:(\d+(?:\.\d+)?)S)?)?$")
 _IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
 
 
 def parse_time(text):
     """ISO 8601 (with offset, 'Z' or naive = UTC) -> aware UTC datetime; BadRecord if unreadable."""
-    if isinstance(text, datetime.datetime):
-        value = text
-    else:
-        match = _ISO.match(str(text).strip()) if text is not None else None
-        if not match:
-            raise BadRecord("unreadable time %r" % (text,))
-        y, mo, d, h, mi, s, frac, tz = match.groups()
-        micro = int(round(float(frac) * 1e6)) if frac else 0
-        if micro >= 1000000:
-            micro = 999999
-        try:
-            value = datetime.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro)
-        except ValueError:
-            raise BadRecord("unreadable time %r" % (text,))
-        if tz and tz != "Z":
-            sign = 1 if tz[0] == "+" else -1
-            digits = tz[1:].replace(":", "")
-            offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-            value = value - sign * offset
-        return value.replace(tzinfo=datetime.timezone.utc)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=datetime.timezone.utc)
-    return value.astimezone(datetime.timezone.utc)
-
-
-# Already UTC at second precision (what pScheduler writes): only the date needs checking.
-_UTC_SECONDS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:Z|\+00:?00)?$")
-_VALID_DAYS = {}
-
-
-def _valid_day(text):
-    valid = _VALID_DAYS.get(text)
-    if valid is None:
-        try:
-            datetime.date(int(text[:4]), int(text[5:7]), int(text[8:10]))
-            valid = True
-        except ValueError:
-            valid = False
-        if len(_VALID_DAYS) > 4096:
-            _VALID_DAYS.clear()
-        _VALID_DAYS[text] = valid
-    return valid
+    try:
+        return units.parse_time(text)
+    except ValueError:
+        raise BadRecord("unreadable time %r" % (text,))
 
 
 def iso_utc(value):
-    """Canonical text of a UTC instant: second precision unless there is a fraction."""
-    if isinstance(value, str):
-        match = _UTC_SECONDS.match(value)
-        if match and _valid_day(match.group(1)):
-            return value[:19] + "Z"
-    value = parse_time(value)
-    if value.microsecond:
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0") + "Z"
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Canonical text of a UTC instant (jumbo.units.iso_utc); BadRecord if unreadable."""
+    try:
+        return units.iso_utc(value)
+    except ValueError:
+        raise BadRecord("unreadable time %r" % (value,))
 
 
 def epoch_ms(value):
-    value = parse_time(value)
-    return int((value - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc))
-               .total_seconds() * 1000)
+    return units.epoch_ms(parse_time(value))
 
 
-def duration_seconds(text):
-    """ISO 8601 duration (days and smaller) -> seconds, or None."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    if not isinstance(text, str):
-        return None
-    match = _DUR.match(text.strip())
-    if not match or text.strip() in ("P", "PT"):
-        return None
-    d, h, m, s = (float(g) if g else 0.0 for g in match.groups())
-    return d * 86400 + h * 3600 + m * 60 + s
+def duration_seconds(value):
+    """Seconds of an ISO 8601 duration (jumbo.units) or of a plain number; None otherwise."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return units.duration_seconds_or_none(value)
 
 
 def _int(value):

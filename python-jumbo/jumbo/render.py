@@ -13,6 +13,7 @@ In HTML every value is escaped, whatever its origin.
 import html
 
 from . import spec as specs
+from . import units
 
 
 def strip_private(value):
@@ -74,7 +75,7 @@ def _rtt(value):
         return "-"
     seconds = _num(value)
     if seconds is None:
-        seconds = specs.duration_seconds_or_none(value)
+        seconds = units.duration_seconds_or_none(value)
     if seconds is None:
         return str(value)
     return "%.3f ms" % (seconds * 1000.0)

@@ -39,12 +39,9 @@ Output of `run`: exactly one JSON line {"succeeded", "result", "error", "diags"}
   (jumbo.result.merge) folds p1's view into p0's.
 """
 
-import datetime
 import math
 import random
-import re
 import signal
-import socket
 import threading
 import time
 
@@ -52,6 +49,8 @@ from . import pair as pairs
 from . import reflector
 from . import result as results
 from . import spec as specs
+from . import units
+from .resolve import ResolveError, resolve
 
 TOOL = "jumbocheck"
 PROTOCOL = 1
@@ -64,7 +63,6 @@ STATUS_BUDGET = 2.0   # the final STATUS exchange with p1 when no reverse search
 TEARDOWN = 2.0        # stopping servers, writing the result
 DEST_EXIT_MARGIN = 1.0  # p1 stops this long before the slot ends
 SLOT_ALARM_MARGIN = 0.3  # the last-resort alarm fires this long before the slot ends
-FALLBACK_PROBE_SECONDS = 30.0  # used only if the probe engine has no max_duration
 # jumbo-throughput measures the path MTU (one flow) before its legs, inside its exclusive slot:
 # that step gets at most this long. When it runs out the legs still run, the jumbo leg at 9000
 # (or the local MTU) with the stall check deciding, and the result says why the path MTU is
@@ -116,16 +114,6 @@ def is_pair_run(spec):
     return spec.get("throughput") is not None
 
 
-def _probe_module():
-    try:
-        from . import probe
-    except ImportError as err:  # pragma: no cover - only when the engine is not installed
-        raise RunError("the probe engine (jumbo.probe) is not available: %s" % err)
-    if not hasattr(probe, "measure"):
-        raise RunError("the probe engine (jumbo.probe) is incomplete: no measure()")
-    return probe
-
-
 def _throughput_module():
     from . import throughput
     return throughput
@@ -143,14 +131,10 @@ def can_run(test):
         return {"can-run": False, "reasons": [str(err)]}
     except Exception as err:  # noqa: BLE001 - can-run must always answer valid JSON
         return {"can-run": False, "reasons": ["cannot check the spec: %s" % err]}
-    try:
-        _probe_module()
-    except RunError as err:
-        reasons.append(str(err))
     if spec.get("throughput") is not None:
         try:
             ok, reason = _throughput_module().available()
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:  # noqa: BLE001 - can-run must answer, not crash
             ok, reason = False, "the throughput phase is not available: %s" % err
         if not ok:
             reasons.append("throughput phase: %s" % reason)
@@ -162,11 +146,8 @@ def can_run(test):
 def phase_budget(spec):
     """Seconds per phase for a spec: {"start", "forward", "reverse", "throughput", "end"}."""
     full = specs.with_defaults(spec)
-    try:
-        probe = _probe_module()
-        forward = float(probe.max_duration(full))
-    except (RunError, AttributeError):
-        forward = FALLBACK_PROBE_SECONDS
+    from . import probe  # imported when needed: the plugin methods that never probe stay quick
+    forward = float(probe.max_duration(full))
     if is_pair_run(full):
         forward = min(forward, PATH_MTU_BUDGET)
     reverse = reflector.max_duration(full) if full.get("reverse") else 0.0
@@ -211,28 +192,14 @@ def participant_data(request):
 # ----------------------------------------------------------------------------------------------
 # run
 
-_ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?"
-                     r"(Z|[+-]\d{2}:?\d{2})?$")
-
-
 def parse_time(text):
     """Unix time of an ISO 8601 timestamp with offset (as the runner writes schedule.start)."""
     if not isinstance(text, str):
         raise ValueError("schedule.start must be an ISO 8601 timestamp")
-    match = _ISO_RE.match(text.strip())
-    if not match:
+    try:
+        return units.unix_time(text)
+    except ValueError:
         raise ValueError("schedule.start %r is not an ISO 8601 timestamp" % text)
-    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    fraction = float(match.group(7) or 0)
-    zone = match.group(8) or "Z"
-    offset = 0
-    if zone != "Z":
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        offset = sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
-    moment = datetime.datetime(year, month, day, hour, minute, second,
-                               tzinfo=datetime.timezone.utc)
-    return moment.timestamp() - offset + fraction
 
 
 class _Run(object):
@@ -253,7 +220,7 @@ class _Run(object):
         self.start = parse_time(schedule.get("start"))
         slot = schedule.get("duration")
         try:
-            self.slot = specs.duration_seconds(slot) if slot is not None \
+            self.slot = units.duration_seconds(slot) if slot is not None \
                 else float(duration_seconds(self.spec))
         except ValueError as err:
             raise ValueError("schedule.duration: %s" % err)
@@ -369,7 +336,7 @@ def _run_dest(run):
                 try:
                     _sleep_until(run.start)
                     iperf["result"] = _throughput_module().serve(run.full, iperf_port, deadline)
-                except Exception as err:  # noqa: BLE001
+                except Exception as err:  # noqa: BLE001 - the server thread's failure becomes p1's result
                     iperf["result"] = {"succeeded": False, "error": "%s: %s"
                                        % (type(err).__name__, err)}
 
@@ -401,26 +368,20 @@ def _run_dest(run):
 # -- p0 -------------------------------------------------------------------------------------------
 
 def _resolve(host, version):
-    family = {4: socket.AF_INET, 6: socket.AF_INET6}.get(version, socket.AF_UNSPEC)
     try:
-        infos = socket.getaddrinfo(host, None, family, socket.SOCK_DGRAM)
-    except socket.gaierror as err:
-        raise RunError("cannot resolve %s: %s" % (host, err.strerror or err))
-    for want in (socket.AF_INET, socket.AF_INET6):
-        for info in infos:
-            if info[0] == want:
-                return info[4][0], 6 if want == socket.AF_INET6 else 4
-    raise RunError("no IPv%s address for %s" % (version or "4/6", host))
+        return resolve(host, version)
+    except ResolveError as err:
+        raise RunError(str(err))
 
 
 def _forward(run):
     """The forward phase: (result dict or None, error or None). The engine keeps itself
     within jumbo.probe.max_duration(spec), which the slot includes."""
-    probe = _probe_module()
+    from . import probe
     spec = dict(run.full)
     try:
         outcome = probe.measure(spec)
-    except getattr(probe, "ProbeError", RunError) as err:
+    except probe.ProbeError as err:
         return None, str(err)
     if not isinstance(outcome, dict):
         return None, "the probe engine returned no result"
@@ -542,7 +503,7 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
     budget = run.budget["reverse"]
     deadline = time.monotonic() + max(0.0, min(budget, run.end - TEARDOWN - time.time()
                                                - run.budget["throughput"]))
-    timeout = specs.duration_seconds(run.full.get("timeout") or "PT1S")
+    timeout = units.duration_seconds(run.full.get("timeout") or "PT1S")
     try:
         return reflector.measure_reverse(dest_ip, port, token, version, forward_mtu=path_mtu,
                                          min_size=run.full.get("min-mtu"),

@@ -8,14 +8,8 @@ Spec and result are versioned with `schema` (absent means 1), as pScheduler
 does; a new version is a new entry in SPEC_VERSIONS / RESULT_VERSIONS.
 """
 
-# Largest IP packet allowed by IPv4/IPv6 length fields (jumbograms excluded).
-MAX_IP_PACKET = 65535
-# Minimum link MTUs: RFC 791 (68) and RFC 8200 (1280).
-MIN_MTU_V4 = 68
-MIN_MTU_V6 = 1280
-
-STANDARD_MTU = 1500
-DEFAULT_TARGET_MTU = 9000
+from .mtu import MAX_IP_PACKET, MIN_MTU_V4
+from .units import DURATION_PATTERN
 
 # Shared building blocks, referenced as #/definitions/<name>.
 DEFINITIONS = {
@@ -31,8 +25,7 @@ DEFINITIONS = {
     # ISO 8601 duration, as pScheduler writes them ("PT10S", "PT0.5S", "P1D").
     "duration": {
         "type": "string",
-        "pattern": r"^P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?"
-                   r"(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$",
+        "pattern": DURATION_PATTERN,
     },
     "cardinal": {"type": "integer", "minimum": 1},
     "uint": {"type": "integer", "minimum": 0},
@@ -83,7 +76,6 @@ MAX_SPEC_SCHEMA = max(SPEC_VERSIONS)
 # The paired 1500/9000 throughput left the pmtu spec (pmtu is a `background` test; bulk
 # traffic must be `exclusive`): it is the jumbo-throughput test now. A pmtu spec that still
 # carries `throughput` is refused with a message naming that test.
-PMTU_TEST = "pmtu"
 PAIR_TEST = "jumbo-throughput"
 
 # jumbo-throughput spec, version 1: the hosts, the wait for one path-MTU probe's answer
@@ -116,6 +108,28 @@ HOP = {
         "rtt": {"anyOf": [{"$ref": "#/definitions/duration"}, {"type": "null"}]},
     },
     "required": ["ttl", "ip", "mtu"],
+}
+
+# A packet-too-big message the probes (or the dest's reflector) received.
+PTB = {
+    "type": "object",
+    "properties": {
+        "from": {"type": ["string", "null"]},
+        "mtu": {"type": ["integer", "null"]},
+        "size": {"type": ["integer", "null"]},
+        "useful": {"type": "boolean"},
+        "count": {"type": "integer", "minimum": 0},
+    },
+}
+
+# Where big packets vanish without a packet-too-big: the last hop that answered, the size.
+BLACKHOLE = {
+    "type": ["object", "null"],
+    "properties": {
+        "ttl": {"type": ["integer", "null"]},
+        "ip": {"type": ["string", "null"]},
+        "size": {"type": ["integer", "null"]},
+    },
 }
 
 FLOW = {
@@ -177,19 +191,32 @@ RESULT_V1 = {
         "target-mtu": {"type": ["integer", "null"]},
         "jumbo": {"type": ["boolean", "null"]},
         "pmtud": {"$ref": "#/definitions/pmtud"},
+        "blackhole": BLACKHOLE,
+        "method": {"type": "string"},
+        "ip-version": {"$ref": "#/definitions/ip-version"},
+        "dest-ip": {"type": ["string", "null"]},
+        "elapsed": {"type": "number", "minimum": 0},
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
+        "ptb": {"type": "array", "items": PTB},
         "reverse-path-mtu": {"type": ["integer", "null"]},
         # The reverse path (dest -> source), measured with the dest participant's reflector.
         "reverse-pmtud": {"anyOf": [{"$ref": "#/definitions/pmtud"}, {"type": "null"}]},
         "reverse-local-mtu": {"type": ["integer", "null"]},
-        "reverse-ptb": {"type": "array", "items": {"type": "object"}},
+        "reverse-ptb": {"type": "array", "items": PTB},
         "reverse-error": {"type": ["string", "null"]},
         "reverse-flows": {"type": "array", "items": FLOW},
         "probes": {"type": "integer", "minimum": 0},
+        # The reverse phase's details (rtt, elapsed, probes, rounds, reflector, notes, ...).
+        "reverse": {"type": "object"},
+        # Results archived before jumbo-throughput split off carry the paired legs here.
         "throughput": {"anyOf": [THROUGHPUT_RESULT, {"type": "null"}]},
     },
     "required": ["schema", "succeeded"],
+    # Complete: a member this schema does not name is a defect, not something to drop.
+    # pScheduler's private members ("_token", ...) are the exception; they are never shown.
+    "patternProperties": {"^_": {}},
+    "additionalProperties": False,
 }
 
 RESULT_VERSIONS = {1: RESULT_V1}

@@ -13,20 +13,22 @@ Public API:
     cli_to_spec(argv)            -> spec (raises CliError, also for --help)
     argv_from_json(value)        -> argv list from the JSON array the server sends on stdin
     spec_to_cli(spec)            -> argv list that cli_to_spec turns back into the same spec
-    duration_seconds(text)       -> float seconds of an ISO 8601 duration
-    seconds_to_duration(number)  -> ISO 8601 duration text ("PT10S", "PT0.5S")
-    parse_si(text)               -> int from "5G", "100M", "1.5k", "42"
+(durations and SI numbers: jumbo.units)
 """
 
 import copy
 import optparse
 import re
 
+from . import mtu as mtus
 from . import schema as schemas
 from . import validate as validation
+# (reflector.py still imports duration_seconds_or_none from here; it moves to jumbo.units
+# with the probe-engine rewrite.)
+from .units import duration_seconds, duration_seconds_or_none, seconds_to_duration
 
 DEFAULTS = {
-    "target-mtu": schemas.DEFAULT_TARGET_MTU,
+    "target-mtu": mtus.DEFAULT_TARGET_MTU,
     "flows": 4,
     "hops": False,
     "reverse": False,
@@ -58,38 +60,7 @@ THROUGHPUT_OMIT_MAX = 600.0
 
 
 # ------------------------------------------------------------------------------------------
-# Durations and SI numbers
-
-_DURATION_RE = re.compile(
-    r"^P(?!$)(?:(?P<Y>\d+(?:\.\d+)?)Y)?(?:(?P<MO>\d+(?:\.\d+)?)M)?(?:(?P<W>\d+(?:\.\d+)?)W)?"
-    r"(?:(?P<D>\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(?P<H>\d+(?:\.\d+)?)H)?(?:(?P<MI>\d+(?:\.\d+)?)M)?"
-    r"(?:(?P<S>\d+(?:\.\d+)?)S)?)?$")
-
-
-def duration_seconds(text):
-    """Seconds in an ISO 8601 duration ("PT10S" -> 10.0). Years and months are refused
-    (their length is not fixed). Raises ValueError on anything else."""
-    if not isinstance(text, str):
-        raise ValueError("%r is not an ISO 8601 duration" % (text,))
-    match = _DURATION_RE.match(text.strip().upper())
-    if not match:
-        raise ValueError("%r is not an ISO 8601 duration (e.g. PT10S)" % (text,))
-    parts = match.groupdict()
-    if parts["Y"] is not None or parts["MO"] is not None:
-        raise ValueError("%r: years and months have no fixed length; use days or less" % (text,))
-    scale = {"W": 604800.0, "D": 86400.0, "H": 3600.0, "MI": 60.0, "S": 1.0}
-    return sum(float(parts[k]) * factor for k, factor in scale.items() if parts[k] is not None)
-
-
-def seconds_to_duration(seconds):
-    """ISO 8601 duration for a number of seconds: 10 -> "PT10S", 0.5 -> "PT0.5S"."""
-    seconds = float(seconds)
-    if seconds < 0:
-        raise ValueError("a duration cannot be negative")
-    if seconds == int(seconds):
-        return "PT%dS" % int(seconds)
-    return "PT%sS" % ("%.6f" % seconds).rstrip("0").rstrip(".")
-
+# Durations (the syntax and the parser are jumbo.units')
 
 def _duration_option(text):
     """A CLI time value: plain seconds ("10", "0.5") or ISO 8601 ("PT10S")."""
@@ -100,20 +71,6 @@ def _duration_option(text):
         pass
     duration_seconds(text)  # raises with a readable message
     return text.upper()
-
-
-_SI = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12, "p": 10 ** 15}
-
-
-def parse_si(text):
-    """An integer from an SI-suffixed number: "5G" -> 5000000000, "1.5k" -> 1500."""
-    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtTpP]?)\s*$", str(text))
-    if not match:
-        raise ValueError("%r is not a number (SI suffixes k, M, G, T, P are allowed)" % (text,))
-    value = float(match.group(1)) * _SI[match.group(2).lower()]
-    if value != int(value):
-        raise ValueError("%r is not a whole number" % (text,))
-    return int(value)
 
 
 # ------------------------------------------------------------------------------------------
@@ -250,7 +207,7 @@ def _semantic_problem(spec):
             spec["source"], families["source"], spec["dest"], families["dest"])
 
     family = effective_ip_version(spec)
-    floor = schemas.MIN_MTU_V6 if family == 6 else schemas.MIN_MTU_V4
+    floor = mtus.MIN_MTU[6 if family == 6 else 4]
     for key in ("target-mtu", "max-mtu", "min-mtu"):
         if key in spec and spec[key] < floor:
             return "At /%s: %d is below the IPv%d minimum MTU of %d" % (
@@ -270,13 +227,6 @@ def _semantic_problem(spec):
                 spec["timeout"], TIMEOUT_MAX)
 
     return None
-
-
-def duration_seconds_or_none(text):
-    try:
-        return duration_seconds(text)
-    except ValueError:
-        return None
 
 
 def _shape_problem(spec):

@@ -46,14 +46,9 @@ import sys
 import threading
 import time
 
-from .spec import THROUGHPUT_DEFAULTS, duration_seconds
-
-STANDARD_MTU = 1500
-JUMBO_MTU = 9000
-# Header bytes below the TCP payload: IPv4 20 + TCP 20; IPv6 40 + TCP 20.
-HEADERS = {4: 40, 6: 60}
-# Most TCP option bytes a segment can carry: the kernel's MSS may be this much below -M.
-MSS_TOLERANCE = 40
+from .mtu import JUMBO_MTU, MSS_TOLERANCE, STANDARD_MTU, mss_for
+from .spec import THROUGHPUT_DEFAULTS
+from .units import duration_seconds
 # Ports the dest's iperf3 server picks from (participant-data).
 PORT_RANGE = (5600, 5999)
 
@@ -61,7 +56,6 @@ CONNECT_TIMEOUT = 3.0       # iperf3 --connect-timeout, per attempt
 CONNECT_RETRY = 6.0         # how long the first leg retries while the server is not yet there
 BETWEEN_LEGS_RETRY = 2.0    # later legs: the server only needs to get ready for the next test
 LEG_MARGIN = 6.0            # parameter exchange, results exchange, process start (kill bound)
-SERVER_START = 2.0          # server start-up (the client retries meanwhile)
 # What the slot gives beyond -O + -t (duration()): one leg's process start, connection,
 # parameter and results exchange (measured in the lab: README "jumbo-throughput"), and the
 # first leg's wait for a server that the dest starts at the slot's start.
@@ -75,9 +69,8 @@ MATHIS_C = math.sqrt(1.5)
 EXTRA_TAG = "jumbocheck"
 
 
-# The spec's defaults and its duration syntax have one home: jumbo.spec.
+# The spec's defaults have one home: jumbo.spec.
 DEFAULTS = THROUGHPUT_DEFAULTS
-seconds = duration_seconds
 
 
 # ------------------------------------------------------------------------------------------
@@ -90,8 +83,8 @@ def _settings(spec):
         return None
     full = dict(DEFAULTS)
     full.update(phase)
-    full["seconds"] = seconds(full["duration"])
-    full["omit-seconds"] = seconds(full.get("omit") or "PT0S")
+    full["seconds"] = duration_seconds(full["duration"])
+    full["omit-seconds"] = duration_seconds(full.get("omit") or "PT0S")
     return full
 
 
@@ -134,10 +127,6 @@ def duration(spec):
         return 0
     per_leg = settings["omit-seconds"] + settings["seconds"] + LEG_OVERHEAD
     return int(math.ceil(FIRST_CONNECT + leg_count(spec) * per_leg + TEARDOWN))
-
-
-def mss_for(mtu, ip_version):
-    return int(mtu) - HEADERS[6 if ip_version == 6 else 4]
 
 
 def jumbo_leg_mtu(path_mtu, local_mtu=None):

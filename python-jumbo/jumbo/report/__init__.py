@@ -9,7 +9,7 @@ Library API:
 `jumbo-report` command. This package runs on a coordinator's workstation (Python >= 3.8).
 """
 
-from .errors import NoData, ReportError, StoreDown  # noqa: F401
+from .errors import NoData, ReportError, StoreDown  # noqa: F401 - re-exported for callers of build_report
 
 
 def build_report(store_url, **options):

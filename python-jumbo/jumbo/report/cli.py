@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from ..mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError
 from .inputs import parse_date, read_sites, read_volumes
@@ -35,7 +36,8 @@ def parser():
     p.add_argument("--sites", help="host (or IP) to site file: 'host site' lines or a JSON object")
     p.add_argument("--since", help="first day (YYYY-MM-DD or ISO time), inclusive")
     p.add_argument("--until", help="last day (YYYY-MM-DD, inclusive) or ISO time (exclusive)")
-    p.add_argument("--target-mtu", type=int, default=9000, help="the MTU that counts as jumbo (9000)")
+    p.add_argument("--target-mtu", type=int, default=DEFAULT_TARGET_MTU,
+                   help="the MTU that counts as jumbo (%d)" % DEFAULT_TARGET_MTU)
     p.add_argument("--interval", choices=("day", "week"), help="trend bucket (default: by window)")
     p.add_argument("--link-speed", type=float, default=10e9,
                    help="cap for the expected-gain estimate, bit/s (default 10e9)")
@@ -59,8 +61,8 @@ def render(report, fmt):
 def run(argv=None):
     """Parse, build, render; returns (exit status, text). Raises ReportError on bad input."""
     args = parser().parse_args(argv)
-    if args.target_mtu < 1280 or args.target_mtu > 65535:
-        raise ReportError("--target-mtu must be between 1280 and 65535")
+    if not MIN_MTU_V6 <= args.target_mtu <= MAX_IP_PACKET:
+        raise ReportError("--target-mtu must be between %d and %d" % (MIN_MTU_V6, MAX_IP_PACKET))
     since = parse_date(args.since)
     until = parse_date(args.until, end=True)
     if since and until and since >= until:
@@ -101,7 +103,7 @@ def main(argv=None):
     except OSError as err:
         sys.stderr.write("jumbo-report: %s\n" % err)
         return 2
-    except Exception as err:  # never a traceback to the user
+    except Exception as err:  # noqa: BLE001 - never a traceback to the user
         sys.stderr.write("jumbo-report: internal error: %s: %s\n" % (type(err).__name__, err))
         return 1
 

@@ -3,6 +3,7 @@ so it opens offline and can be mailed around."""
 
 from html import escape
 
+from ..mtu import STANDARD_MTU
 from .render import pct
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"
@@ -26,7 +27,7 @@ svg text{font-family:system-ui,sans-serif}
 def colour(mtu, target):
     if mtu is None:
         return GREY
-    if mtu <= 1500:
+    if mtu <= STANDARD_MTU:
         return RED
     if mtu < target:
         return AMBER

@@ -6,6 +6,7 @@ import io
 import json
 import os
 
+from ..units import parse_time
 from .errors import ReportError
 
 
@@ -78,12 +79,14 @@ def parse_date(text, end=False):
     if text is None:
         return None
     text = text.strip()
-    for fmt in ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%MZ"):
-        try:
-            value = datetime.datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-        if fmt == "%Y-%m-%d" and end:
+    try:
+        value = datetime.datetime.strptime(text, "%Y-%m-%d")
+        if end:
             value += datetime.timedelta(days=1)
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    raise ReportError("unreadable date %r (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)" % text)
+    except ValueError:
+        try:
+            # An ISO time: read as every timestamp of the suite is (jumbo.units).
+            value = parse_time(text)
+        except ValueError:
+            raise ReportError("unreadable date %r (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)" % text)
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")

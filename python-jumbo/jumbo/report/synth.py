@@ -114,13 +114,16 @@ class Mesh(object):
                 hops.append({"ttl": ttl, "ip": self.site_ip(a.site, 2), "mtu": 1500})
                 ttl += 1
                 mtu_limit = min(mtu_limit, 1500)
-            hops.append({"ttl": ttl, "ip": self.site_ip(a.site, 1), "mtu": a.mtu}); ttl += 1
+            hops.append({"ttl": ttl, "ip": self.site_ip(a.site, 1), "mtu": a.mtu})
+            ttl += 1
             small = frozenset((a.site, b.site)) in self.small_core
             core = CORE_SMALL if small else CORE_OK
-            hops.append({"ttl": ttl, "ip": core, "mtu": 1500 if small else 9000}); ttl += 1
+            hops.append({"ttl": ttl, "ip": core, "mtu": 1500 if small else 9000})
+            ttl += 1
             if small:
                 mtu_limit = min(mtu_limit, 1500)
-            hops.append({"ttl": ttl, "ip": self.site_ip(b.site, 1), "mtu": 9000}); ttl += 1
+            hops.append({"ttl": ttl, "ip": self.site_ip(b.site, 1), "mtu": 9000})
+            ttl += 1
             if b.site in self.firewalled:
                 fw = self.site_ip(b.site, 2)
                 hops.append({"ttl": ttl, "ip": fw, "mtu": 1500})

@@ -47,6 +47,7 @@ from json.decoder import scanstring
 
 from . import (PermanentError, StoreError, TransientError, check_url, default_url,
                open_store)
+from ..units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 
 DEFAULT_RETRY_POLICY = [
     {"attempts": 5, "wait": "PT1M"},
@@ -61,9 +62,8 @@ GC_THRESHOLD = 20000
 RS = b"\x1e"
 _OK = {"succeeded": True}
 
-# Days and smaller only: pScheduler's RetryPolicy rejects years and months.
-_DURATION = (r"^P(?!$)(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?"
-             r"(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$")
+# Weeks and smaller only: pScheduler's RetryPolicy rejects years and months.
+_DURATION = FIXED_DURATION_PATTERN
 
 DATA_V1 = {
     "type": "object",
@@ -97,11 +97,6 @@ DATA_V1 = {
 }
 DATA_VERSIONS = {1: DATA_V1}
 MAX_DATA_SCHEMA = max(DATA_VERSIONS)
-
-
-def _seconds(text):
-    from ..record import duration_seconds
-    return duration_seconds(text)
 
 
 def _schema_error(data, schema):
@@ -169,7 +164,7 @@ def check_data(data):
     elif scheme == "http" and ("ca-file" in data):
         return False, "At /ca-file: only meaningful with an https _url"
     if "timeout" in data:
-        seconds = _seconds(data["timeout"])
+        seconds = duration_seconds_or_none(data["timeout"])
         if not seconds or seconds > MAX_TIMEOUT_SECONDS:
             return False, "At /timeout: must be more than 0 and at most PT%dS" % MAX_TIMEOUT_SECONDS
     return True, None
@@ -191,7 +186,7 @@ def retry_wait(policy, attempts):
 
 
 def store_options(data):
-    options = {"timeout": _seconds(data.get("timeout") or DEFAULT_TIMEOUT)}
+    options = {"timeout": duration_seconds_or_none(data.get("timeout") or DEFAULT_TIMEOUT)}
     if "_auth" in data:
         options["auth"] = (data["_auth"]["username"], data["_auth"]["password"])
     if "_api-key" in data:
@@ -439,7 +434,7 @@ class Archiver(object):
             if hasattr(entry, "close"):
                 try:
                     entry.close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - best-effort close at shutdown
                     pass
 
 

@@ -40,7 +40,7 @@ import os
 import sqlite3
 
 from .. import record as records
-from . import PermanentError, StoreError, TransientError
+from . import PermanentError, TransientError
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT = 30.0

@@ -1,0 +1,38 @@
+"""Name resolution, once for the suite: one family preference, one wording of its errors.
+
+When the spec names no ip-version, IPv4 is preferred when the name has both kinds of
+address (the legs, the probes and the reflector must all take the same path, so every
+part resolves through here).
+"""
+
+import socket
+
+FAMILIES = {4: socket.AF_INET, 6: socket.AF_INET6}
+# Tried in this order when no version is asked for.
+PREFERENCE = (4, 6)
+
+
+class ResolveError(ValueError):
+    pass
+
+
+def resolve(host, version=None):
+    """(address, ip version) of `host` (a name or an IP literal); ResolveError if none."""
+    family = FAMILIES.get(version, socket.AF_UNSPEC)
+    try:
+        infos = socket.getaddrinfo(host, None, family, socket.SOCK_DGRAM)
+    except socket.gaierror as err:
+        if version and err.errno in (socket.EAI_NONAME, getattr(socket, "EAI_ADDRFAMILY", -9),
+                                     getattr(socket, "EAI_NODATA", -5)):
+            try:
+                socket.getaddrinfo(host, None, socket.AF_UNSPEC, socket.SOCK_DGRAM)
+            except socket.gaierror:
+                pass
+            else:
+                raise ResolveError("%s has no IPv%d address" % (host, version))
+        raise ResolveError("cannot resolve %s: %s" % (host, err.strerror or err))
+    for want in PREFERENCE:
+        for info in infos:
+            if info[0] == FAMILIES[want]:
+                return info[4][0], want
+    raise ResolveError("no IPv%s address for %s" % (version or "4/6", host))

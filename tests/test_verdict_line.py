@@ -1,0 +1,43 @@
+"""`jumbocheck` (the command an operator runs on a node) and `pscheduler task pmtu` (the
+test's result-format) say the same words for the same measurement: both print
+jumbo.render.verdict's line first."""
+
+import pytest
+
+from jumbo import render
+from jumbo.probe import cli as jumbocheck
+
+# Engine answers of the shapes the lab produces (clean jumbo, a 1500 core with working
+# PMTUD, a black hole at hop 2).
+RESULTS = [
+    {"schema": 1, "succeeded": True, "path-mtu": 9000, "local-mtu": 9000, "target-mtu": 9000,
+     "jumbo": True, "pmtud": "not-needed", "blackhole": None, "dest-ip": "198.18.1.2",
+     "ip-version": 4, "method": "udp", "probes": 7, "elapsed": 0.05, "flows": [], "hops": [],
+     "ptb": []},
+    {"schema": 1, "succeeded": True, "path-mtu": 1500, "local-mtu": 9000, "target-mtu": 9000,
+     "jumbo": False, "pmtud": "ok", "blackhole": None, "dest-ip": "198.18.1.2",
+     "ip-version": 4, "method": "udp", "probes": 9, "elapsed": 0.08, "flows": [], "hops": [],
+     "ptb": [{"from": "198.18.0.2", "mtu": 1500, "size": 9000, "useful": True, "count": 1}]},
+    {"schema": 1, "succeeded": True, "path-mtu": 1500, "local-mtu": 9000, "target-mtu": 9000,
+     "jumbo": False, "pmtud": "blackhole",
+     "blackhole": {"ttl": 2, "ip": "198.18.0.2", "size": 9000}, "dest-ip": "198.18.1.2",
+     "ip-version": 4, "method": "udp", "probes": 21, "elapsed": 1.2, "flows": [], "hops": [],
+     "ptb": []},
+]
+
+
+@pytest.mark.xfail(strict=True, reason="jumbo/probe/cli.py (issue 12's file) still words its "
+                   "own verdict ('JUMBO OK: path MTU ...'); its text() must print "
+                   "jumbo.render.verdict(result) first. Remove this mark when it does.")
+@pytest.mark.parametrize("result", RESULTS)
+def test_jumbocheck_and_result_format_share_the_verdict_line(result):
+    assert jumbocheck.text(result).splitlines()[0] == render.verdict(result)
+
+
+@pytest.mark.parametrize("result,line", list(zip(RESULTS, [
+    "Path MTU 9000: jumbo end to end, PMTUD not needed",
+    "Path MTU 1500 < 9000: not jumbo, PMTUD works (too-big from 198.18.0.2)",
+    "Path MTU 1500 < 9000: black hole at hop 2 (198.18.0.2), 1501-9000 byte packets vanish",
+])))
+def test_the_verdict_line(result, line):
+    assert render.verdict(result) == line
