@@ -152,6 +152,11 @@ def address_family(text):
 
 def _host_problem(text):
     """None if `text` is an IP literal or a syntactically valid host name, else the problem."""
+    if address_family(text) == 6 and "%" in text:
+        # A zone only names a link: probes, the reverse path and iperf3 would each need it
+        # carried to their sockets, and pScheduler reaches a node by its address alone.
+        return "%r is a scoped (link-local) IPv6 address: a zone (%%%s) is not supported; " \
+            "use the host's global or unique-local address" % (text, text.split("%", 1)[1])
     if address_family(text):
         return None
     if text.startswith("[") or ":" in text:
