@@ -82,8 +82,9 @@ def test_enumerate_passes_the_warm_boot_checks():
     loaded = done.json(max_schema=1)  # the schema <= 1 check
     jsonschema.Draft7Validator(ENUMERATION_TEST).validate(loaded)
     assert stored["name"] == "pmtu" == os.path.basename(PLUGIN_DIR)
-    # Exclusive: the throughput phase must never overlap another throughput test.
-    assert stored["scheduling-class"] == "exclusive"
+    # Background: a path-MTU run must never keep (or be kept from) an exclusive throughput
+    # test's slot; pScheduler drops runs that land in a pending exclusive slot (README).
+    assert stored["scheduling-class"] == "background"
     # `pscheduler plugins -v` dereferences both unconditionally.
     assert "@" in stored["maintainer"]["email"] and stored["maintainer"]["href"]
 
@@ -105,7 +106,7 @@ GOOD_SPECS = [
     {"dest": "perfsonar.example.org"},
     {"schema": 1, "dest": "198.18.0.2"},
     {"dest": "fd00::2", "ip-version": 6, "min-mtu": 1280, "max-mtu": 9000},
-    {"dest": "fe80::1%eth0"},
+    {"dest": "fd00::1:2"},
     {"dest": "h2", "source": "h1", "source-node": "h1-node:443", "dest-node": "[fd00::2]:443"},
     {"dest": "h2", "target-mtu": 9000, "max-mtu": 9216, "min-mtu": 68, "flows": 8,
      "hops": True, "reverse": True, "timeout": "PT0.5S"},
@@ -143,6 +144,8 @@ BAD_SPECS = [
     ({"dest": "h2", "throughput": {"duration": "PT0S"}}, "/throughput/duration"),
     ({"dest": "h2", "min-mtu": 67}, "/min-mtu"),
     ({"dest": "h2", "max-mtu": 65536}, "/max-mtu"),
+    ({"dest": "fe80::1%eth0"}, "/dest"),
+    ({"dest": "h2", "min-mtu": 50000}, "/min-mtu"),
     ({"dest": "h2", "target-mtu": 0}, "/target-mtu"),
     ({"dest": "fd00::2", "min-mtu": 1279}, "/min-mtu"),
     ({"dest": "h2", "ip-version": 6, "max-mtu": 1000}, "/max-mtu"),

@@ -265,3 +265,9 @@ def test_elapsed_shows_milliseconds_below_a_second(elapsed, shown):
     result = {"schema": 1, "succeeded": True, "path-mtu": 9000, "elapsed": elapsed}
     text = render.result_text({"dest": "x"}, result)
     assert "Elapsed:      %s" % shown in text, text
+
+
+def test_min_mtu_above_the_default_target_is_refused_at_submit():
+    """Found on a real pScheduler: --min-mtu 50000 passed spec-is-valid, the run then failed."""
+    valid, error = specs.validate({"schema": 1, "dest": "h2", "min-mtu": 50000})
+    assert not valid and error == "At /min-mtu: 50000 is larger than target-mtu 9000", error
