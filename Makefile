@@ -4,14 +4,21 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test setup compat rpm deb bench bench-probe bench-archive bench-report clean
+.PHONY: demo test test-pscheduler setup compat rpm deb bench bench-probe bench-archive bench-report \
+	bench-pscheduler clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
 
+# tests/ includes tests/integration/: the suite under a real upstream pScheduler, run whenever
+# its source is present (PSCHEDULER_SRC, default ../shared/real-pscheduler/; required in CI).
 test: setup
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS)
 	bash scripts/check-compat.sh
+
+# The real-pScheduler integration suite alone (a few minutes).
+test-pscheduler: setup
+	$(PYTHON) -m pytest tests/integration -q -p no:cacheprovider -rs $(PYTEST_ARGS)
 
 setup:
 	bash scripts/setup.sh
@@ -37,6 +44,10 @@ bench-archive: setup
 
 bench-report: setup
 	$(PYTHON) -m bench report $(BENCH_ARGS)
+
+# The operator's wait, submit to result, of `pscheduler task pmtu` on the real-pScheduler lab.
+bench-pscheduler: setup
+	$(PYTHON) -m bench pscheduler $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist var .pytest_cache

@@ -1,10 +1,10 @@
-"""`python -m bench SUBCOMMAND [args]`: probe (this package), archive and report (their
-modules bench/archive.py and bench/report.py, each with main(argv)), imported lazily."""
+"""`python -m bench SUBCOMMAND [args]`: probe (this package), archive, report and pscheduler
+(their modules bench/archive.py, bench/report.py and bench/pscheduler.py, each with main(argv)), imported lazily."""
 
 import importlib
 import sys
 
-COMMANDS = ("probe", "archive", "report")
+COMMANDS = ("probe", "archive", "report", "pscheduler")
 
 
 def main(argv=None):

@@ -299,6 +299,7 @@ up() {
   local t0=$SECONDS
   network_up
   if [[ ! -S /dev/log ]]; then
+    : >"$RPS/syslog.log"
     /usr/bin/python3 "$HERE/syslog_sink.py" "$RPS/syslog.log" >/dev/null 2>&1 </dev/null &
     echo $! >"$RPS/syslog_sink.pid"
     for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -S /dev/log ]] && break; sleep 0.2; done
