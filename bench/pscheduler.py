@@ -38,7 +38,8 @@ def _lab_is_up(env):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m bench pscheduler", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench pscheduler",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep-up", action="store_true", help="leave the lab running")
     parser.add_argument("extra", nargs="*", help="more `task pmtu` options (after --)")

@@ -273,7 +273,9 @@ stop_node() {
 cli() {
   local node=$1; shift
   local P=$RPS/node-$node
+  # unbuffered: a caller reading the output through a pipe sees each line as it comes
   exec ip netns exec "${NETNS[$node]}" env -i HOME=/root TERM=dumb LANG=C.UTF-8 PGHOST="$P/pgsock" \
+    PYTHONUNBUFFERED=1 \
     PATH="$P/usr/bin:$RPS/bin:/usr/sbin:/usr/bin:/sbin:/bin" PYTHONPATH="$PYLIB" \
     PSCHEDULER_LOCALHOST="${ADDR4[$node]}" pscheduler "$@"
 }

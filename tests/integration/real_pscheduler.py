@@ -1,6 +1,6 @@
-"""The suite under a real upstream pScheduler (fixtures, re-exported by conftest.py): two nodes built from source in namespaces
-(lab/real_pscheduler/nodes.sh), brought up once per session and torn down at its end, also
-when a test fails or the session is interrupted.
+"""Fixtures (re-exported by conftest.py) of the suite under a real upstream pScheduler: two
+nodes built from source in namespaces (lab/real_pscheduler/nodes.sh), brought up once per
+session and torn down at its end, also when a test fails or the session is interrupted.
 
 Upstream source: PSCHEDULER_SRC (default ../shared/real-pscheduler/ next to the project), the
 directory holding pscheduler-5.2.5-*.tar.gz or an unpacked tree. Absent: every test here is

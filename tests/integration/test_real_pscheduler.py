@@ -18,7 +18,7 @@ import time
 import pytest
 
 from jumbo import record as records
-from real_pscheduler import ADDR, ADDR6, NETNS, run_urls, task_url
+from real_pscheduler import ADDR, ADDR6, NETNS, run_urls
 
 DEST4, DEST6 = ADDR["b"], ADDR6["b"]
 HOP1_4, HOP1_6 = "198.18.200.254", "fd00:200::fe"
@@ -39,6 +39,8 @@ def sqlite_url(nodes):
     directory = os.path.join(nodes.rps, "archive")
     os.makedirs(directory, exist_ok=True)
     os.chmod(directory, 0o777)
+    for name in os.listdir(directory):  # a fresh store: only this session's runs in it
+        os.unlink(os.path.join(directory, name))
     return "sqlite:///" + os.path.join(directory, "jumbo.db")
 
 
@@ -53,29 +55,38 @@ def tasks(nodes, sqlite_url, lab_opensearch, opensearch_prefix):
     started = {}
 
     def submit(name, args):
-        started[name] = nodes.cli_background("a", args)
-        time.sleep(1)
+        """Submit, and wait until pScheduler has scheduled the first run: one submission at a
+        time. A run that starts right after it was scheduled can start on the dest before
+        the lead has sent it the full participant data (pScheduler's runner: "Got NULL
+        part_data_full"; README, known issues), which a burst of submissions on two busy
+        cores provokes; so tasks go in one by one, each starting 20 s out (`later`)."""
+        cli = started[name] = nodes.cli_background("a", args)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and cli.proc.poll() is None:
+            if "Next scheduled run" in "".join(cli.out):
+                return
+            time.sleep(0.5)
 
-    # Tasks start 25 s out, together: a run that starts a few seconds after it was scheduled
-    # can start on the dest before the lead has sent it the full participant data
-    # (pScheduler's runner: "Got NULL part_data_full"), which happens here when several tasks
-    # are submitted at once on two busy cores (README, known issues).
-    later = ["--start", (datetime.datetime.utcnow() + datetime.timedelta(seconds=25))
-             .strftime("%Y-%m-%dT%H:%M:%SZ")]
-    repeat = later + ["--repeat", REPEAT, "--max-runs", str(REPEATS)]
-    submit("repeating-throughput", ["task"] + repeat + ["throughput", "--dest", DEST4])
+    def later():
+        start = datetime.datetime.utcnow() + datetime.timedelta(seconds=20)
+        return ["--start", start.strftime("%Y-%m-%dT%H:%M:%SZ")]
+
+    repeat = ["--repeat", REPEAT, "--max-runs", str(REPEATS)]
+    submit("repeating-throughput",
+           ["task"] + later() + repeat + ["throughput", "--dest", DEST4])
     # --timeout 0.25: an 18 s slot, so a run fits in each minute (the default spec's slot is
     # 74 s until issue 12 shortens it; a slot longer than the repeat halves the run rate)
-    submit("repeating-pmtu", ["task"] + repeat + ["pmtu", "--dest", DEST4, "--timeout", "0.25"])
+    submit("repeating-pmtu",
+           ["task"] + later() + repeat + ["pmtu", "--dest", DEST4, "--timeout", "0.25"])
     archive = ["--archive", jumbo_archive(sqlite_url)]
-    submit("v4", ["task"] + archive + later + ["pmtu", "--dest", DEST4, "--reverse", "--hops"])
-    submit("v6", ["task"] + archive + later + ["pmtu", "--dest", DEST6, "--reverse", "--hops"])
+    submit("v4", ["task"] + archive + later() + ["pmtu", "--dest", DEST4, "--reverse", "--hops"])
+    submit("v6", ["task"] + archive + later() + ["pmtu", "--dest", DEST6, "--reverse", "--hops"])
     submit("silent", ["task"] + archive + ["pmtu", "--dest", SILENT])
     # the plain operator's task, archived to the real OpenSearch
     opensearch = ["--archive", jumbo_archive("%s?prefix=%s" % (lab_opensearch, opensearch_prefix))]
     submit("plain", ["task"] + opensearch + ["pmtu", "--dest", DEST4])
     # HERE, later: the paired throughput test type (issue 13) becomes one more task, e.g.
-    #   submit("pair", ["task"] + archive + later + ["<pair-test>", "--dest", DEST4])
+    #   submit("pair", ["task"] + archive + later() + ["<pair-test>", "--dest", DEST4])
     # with its test below (test_paired_throughput_...): assert both legs ran, MSS as measured.
     try:
         yield started
@@ -85,11 +96,14 @@ def tasks(nodes, sqlite_url, lab_opensearch, opensearch_prefix):
 
 
 def finished(tasks, name, timeout=420):
+    """(the result as the CLI printed it, run URLs) once the task's CLI has ended."""
     status, text = tasks[name].wait(timeout)
     assert status == 0, text
     urls = run_urls(text)
     assert urls, text
-    return text, urls
+    marker = "Waiting for result...\n"
+    assert marker in text, text
+    return text.split(marker, 1)[1].lstrip("\n"), urls
 
 
 def merged(nodes, run_url, state="finished"):
@@ -165,7 +179,7 @@ def test_ipv4_reverse_hops_exact_and_archived(nodes, tasks, sqlite_url):
     assert result["hops"][0]["mtu"] == 9000, result["hops"]
     assert result["hops"][-1]["ip"] == DEST4, result["hops"]
     # --reverse: nothing larger than B's own 8950 leaves B
-    assert result["reverse-path-mtu"] == PATH_MTU and result["reverse-pmtud"] == "not-needed", result
+    assert (result["reverse-path-mtu"], result["reverse-pmtud"]) == (PATH_MTU, "not-needed"), result
     rec = stored(sqlite_url, urls[0])
     assert (rec["path_mtu"], rec["pmtud"], rec["blackhole_ttl"], rec["blackhole_ip"]) == (
         PATH_MTU, "blackhole", 1, HOP1_4)
@@ -182,7 +196,7 @@ def test_ipv6_reverse_hops_exact_and_archived_with_ipv6_addresses(nodes, tasks, 
     assert result["blackhole"] == {"ttl": 1, "ip": HOP1_6, "size": PATH_MTU + 1}, result
     assert result["hops"][0]["ip"] == HOP1_6 and result["hops"][0]["mtu"] == 9000, result["hops"]
     assert result["hops"][-1]["ip"] == DEST6, result["hops"]
-    assert result["reverse-path-mtu"] == PATH_MTU and result["reverse-pmtud"] == "not-needed", result
+    assert (result["reverse-path-mtu"], result["reverse-pmtud"]) == (PATH_MTU, "not-needed"), result
     rec = stored(sqlite_url, urls[0])
     assert (rec["path_mtu"], rec["blackhole_ip"], rec["ip_version"]) == (PATH_MTU, HOP1_6, 6)
     assert rec["dest_ip"] == DEST6
@@ -205,10 +219,10 @@ def test_without_hops_no_hop_table_and_milliseconds_archived_to_opensearch(
     """The plain operator's task: text without a Hops table (the black-hole walk's sizes are
     not hop MTUs), elapsed in ms, and the record in the real OpenSearch with no hops."""
     prefix = opensearch_prefix
-    text, _urls = finished(tasks, "plain")
+    text, urls = finished(tasks, "plain")
     assert text.startswith("Path MTU 8950 < 9000: black hole at hop 1 (%s)" % HOP1_4), text
     assert "Hops:" not in text and "8951  " not in text, text
-    run_url = run_urls(text)[0]
+    run_url = urls[0]
     _run, result = merged(nodes, run_url)
     # ms below a second ("0.00 s" for a 3 ms run before); beside the other tasks a run may
     # take seconds (ICMP rate limits), then it stays in seconds
@@ -255,8 +269,8 @@ def test_repeating_pmtu_beside_repeating_throughput_every_run_executed(nodes, ta
     over several minutes every run of both repeating tasks was scheduled and executed."""
     runs = {}
     for name in ("repeating-throughput", "repeating-pmtu"):
-        text, _urls = finished(tasks, name, timeout=600)
-        runs[name] = nodes.task_runs(task_url(text))
+        _text, urls = finished(tasks, name, timeout=600)
+        runs[name] = nodes.task_runs(urls[0].rsplit("/runs/", 1)[0])
     for name, found in runs.items():
         states = [r["state"] for r in found]
         assert len(found) == REPEATS and states == ["finished"] * REPEATS, (name, states)
