@@ -70,7 +70,9 @@ def main(argv=None):
             tool = None
             if elapsed:
                 tool = float(elapsed.group(1)) / (1000.0 if elapsed.group(2) == "ms" else 1.0)
-            first = out.strip().splitlines()[0] if out.strip() else "(no output)"
+            # the verdict: the first line of the result, after the CLI's own progress lines
+            shown = out.split("Waiting for result...", 1)[-1].strip()
+            first = shown.splitlines()[0] if shown else "(no output)"
             print("%4d  %8.1f  %8s  %10s  %s" % (index + 1, wait, slot.group(1) if slot else "?",
                                                  "%.3f" % tool if tool is not None else "?",
                                                  first[:70]))
