@@ -4,11 +4,14 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test setup lint compat rpm deb bench bench-probe bench-archive bench-report bench-schedule clean
+.PHONY: demo test test-pscheduler setup lint compat rpm deb bench bench-probe bench-archive \
+	bench-report bench-schedule bench-pscheduler clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
 
+# tests/ includes tests/integration/: the suite under a real upstream pScheduler, run whenever
+# its source is present (PSCHEDULER_SRC, default ../shared/real-pscheduler/; required in CI).
 test: setup
 	.venv/bin/ruff check .
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS)
@@ -18,6 +21,10 @@ test: setup
 # (configuration: ruff.toml).
 lint: setup
 	.venv/bin/ruff check .
+
+# The real-pScheduler integration suite alone (a few minutes).
+test-pscheduler: setup
+	$(PYTHON) -m pytest tests/integration -q -p no:cacheprovider -rs $(PYTEST_ARGS)
 
 setup:
 	bash scripts/setup.sh
@@ -48,6 +55,10 @@ bench-report: setup
 # 300 hosts, beside the standard WLCG throughput mesh (runs the plugins' own methods).
 bench-schedule: setup
 	$(PYTHON) -m bench schedule $(BENCH_ARGS)
+
+# The operator's wait, submit to result, of `pscheduler task pmtu` on the real-pScheduler lab.
+bench-pscheduler: setup
+	$(PYTHON) -m bench pscheduler $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist var .pytest_cache

@@ -1,1 +1,1 @@
-"""Benchmarks (never part of `make test`): `python -m bench probe|archive|report`."""
+"""Benchmarks (never part of `make test`): `python -m bench probe|archive|report|pscheduler`."""

@@ -11,6 +11,12 @@ APT_PACKAGES=(
   rpm dpkg-dev debhelper fakeroot
   openjdk-17-jre-headless maven unzip curl
   chromium
+  # the real pScheduler of the integration suite (tests/integration/, lab/real_pscheduler/)
+  postgresql-15 postgresql-plpython3-15 gunicorn jq openssl make bc
+  python3-psycopg2 python3-flask python3-dateutil python3-isodate python3-jsonschema
+  python3-netaddr python3-netifaces python3-ntplib python3-tz python3-tzlocal python3-psutil
+  python3-requests python3-pycurl python3-dnspython python3-jinja2 python3-radix python3-babel
+  python3-packaging python3-dev build-essential libjq-dev libonig-dev
 )
 
 missing=()
@@ -39,6 +45,18 @@ fi
 
 # The unprivileged user tools run as in tests, as pScheduler runs them as `pscheduler`.
 id jumbotest >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin jumbotest
+
+# The real pScheduler nodes (lab/real_pscheduler/nodes.sh) run as `pscheduler` on the system
+# Python, which also needs two modules Debian does not package (built here, from PyPI).
+getent passwd pscheduler >/dev/null || \
+  useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin --user-group pscheduler
+pydeps=var/real-pscheduler/pydeps
+if [[ ! -d $pydeps/crontab ]] || ! ls "$pydeps" | grep -qi '^_*pyjq'; then
+  echo "setup: installing pyjq and crontab for /usr/bin/python3 into $pydeps"
+  rm -rf "$pydeps"; mkdir -p "$pydeps"
+  /usr/bin/python3 -m pip install -q --no-cache-dir --disable-pip-version-check \
+    --break-system-packages --target "$pydeps" pyjq crontab
+fi
 
 # A real OpenSearch 2.18.0 (Maven Central integ-test-zip) for the archive store tests.
 bash scripts/opensearch.sh install >/dev/null

@@ -203,3 +203,16 @@ def test_a_ptb_with_mtu_zero_is_reported_not_trusted(lab_factory, version):
     # but the size it gave is listed as useless and the answer came from the probes.
     assert result["pmtud"] == "ok"
     assert result["ptb"] and all(p["mtu"] == 0 and p["useful"] is False for p in result["ptb"])
+
+
+@needs_lab
+def test_without_hops_a_black_hole_gives_no_hop_mtus(lab_factory):
+    """Without --hops the black-hole walk only locates the hole: the size that reached a hop
+    is not that hop's MTU, so the result has no hops (found on a real pScheduler: hop 1 said
+    "mtu": 8951 on an 8950 path)."""
+    lab = lab_factory("multi-router-blackhole")
+    truth = lab.truth("src", "dst")
+    status, result, err = jumbocheck(lab, [lab.address("dst")])
+    assert status == 0, err
+    assert result["blackhole"]["ttl"] == truth["members"][0]["blackhole-ttl"]
+    assert result["hops"] == [], result["hops"]

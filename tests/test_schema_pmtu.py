@@ -217,3 +217,26 @@ def test_html_escapes_and_hides_private_members():
     assert "<img" not in spec_out and "SECRET" not in spec_out
     text = render.result_text({"dest": "h"}, result)
     assert "SECRET" not in text
+
+
+@pytest.mark.parametrize("field", ["dest", "source"])
+def test_scoped_ipv6_is_refused_at_submit(field):
+    """A zone (fe80::1%eth0) passed spec-is-valid and then failed at run time; refuse it."""
+    spec = {"schema": 1, "dest": "fd00::2", field: "fe80::1%a0"}
+    valid, error = specs.validate(spec)
+    assert not valid and error.startswith("At /%s:" % field) and "scope" in error, error
+    assert specs.is_valid(spec)["valid"] is False
+
+
+@pytest.mark.parametrize("elapsed, shown", [(0.003, "3 ms"), (0.0004, "0.4 ms"),
+                                            (1.5, "1.50 s"), (0.0, "0 ms")])
+def test_elapsed_shows_milliseconds_below_a_second(elapsed, shown):
+    result = {"schema": 1, "succeeded": True, "path-mtu": 9000, "elapsed": elapsed}
+    text = render.result_text({"dest": "x"}, result)
+    assert "Elapsed:      %s" % shown in text, text
+
+
+def test_min_mtu_above_the_default_target_is_refused_at_submit():
+    """Found on a real pScheduler: --min-mtu 50000 passed spec-is-valid, the run then failed."""
+    valid, error = specs.validate({"schema": 1, "dest": "h2", "min-mtu": 50000})
+    assert not valid and error == "At /min-mtu: 50000 is larger than target-mtu 9000", error

@@ -40,6 +40,24 @@ def test_record_from_pmtu_blackhole():
     assert records.normalize(env["result"])[0]["id"] == rec["id"]
 
 
+def test_ipv6_run_without_source_never_takes_the_lead_ipv4_address():
+    """Found on a real pScheduler: a v6 run with no `source` in the spec was archived with
+    source_ip = the lead participant's IPv4 address."""
+    spec = {"schema": 1, "dest": "fd00:201::2"}
+    env = samples.envelope("pmtu", samples.pmtu_result(dest_ip="fd00:201::2", ip_version=6),
+                           spec, lead="198.18.200.1")
+    rec = records.normalize(env)[0]
+    assert rec["ip_version"] == 6 and rec["dest_ip"] == "fd00:201::2"
+    assert rec["source"] == "198.18.200.1" and rec["source_ip"] is None
+    # the result's own source address, when a tool gives one, is taken
+    env["result"]["result"]["source-ip"] = "fd00:200::1"
+    assert records.normalize(env)[0]["source_ip"] == "fd00:200::1"
+    # an IPv4 run from the same lead keeps the lead's address
+    v4 = samples.envelope("pmtu", samples.pmtu_result(), {"schema": 1, "dest": "198.18.201.2"},
+                          lead="198.18.200.1")
+    assert records.normalize(v4)[0]["source_ip"] == "198.18.200.1"
+
+
 def test_record_from_other_tests():
     trace = records.normalize(samples.trace_envelope(mtus=(9000, 9000, 1500)))[0]
     assert (trace["test_type"], trace["path_mtu"], trace["pmtud"], trace["jumbo"]) == (

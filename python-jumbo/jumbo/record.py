@@ -178,6 +178,12 @@ def _ip_version_of(ip):
     return 6 if ":" in ip else 4
 
 
+def _same_family(ip, version):
+    if ip and version in (4, 6) and _ip_version_of(ip) != version:
+        return None
+    return ip
+
+
 def make_id(run_href, result_id=None, test_type=None, start=None):
     if run_href:
         key = "run:" + run_href
@@ -260,8 +266,8 @@ def from_result(inner, run_href=None, task_href=None):
     lead = participants[0] if isinstance(participants, list) and participants else None
     rec["source"] = _host(spec.get("source")) or _host(spec.get("source-node")) or _host(lead)
     rec["dest"] = _host(spec.get("dest")) or _host(spec.get("dest-node"))
-    rec["source_ip"] = _ip_literal(rec["source"]) or _str(res.get("source-ip"))
-    rec["dest_ip"] = _ip_literal(rec["dest"]) or _str(res.get("dest-ip"))
+    source_literal = _ip_literal(rec["source"])
+    dest_literal = _ip_literal(rec["dest"])
 
     reference = _obj(inner.get("reference"))
     nested = _obj(reference.get("jumbo"))
@@ -269,7 +275,12 @@ def from_result(inner, run_href=None, task_href=None):
     rec["dest_site"] = _str(reference.get("dest-site")) or _str(nested.get("dest-site"))
 
     rec["ip_version"] = (_int(spec.get("ip-version")) or _int(res.get("ip-version"))
-                         or _ip_version_of(rec["dest_ip"]) or _ip_version_of(rec["source_ip"]))
+                         or _ip_version_of(dest_literal or _str(res.get("dest-ip")))
+                         or _ip_version_of(source_literal or _str(res.get("source-ip"))))
+    # A literal is the run's address only in the run's family: without `source` in the spec the
+    # source is the lead participant, whose address (IPv4, say) is not what an IPv6 run used.
+    rec["source_ip"] = _same_family(source_literal, rec["ip_version"]) or _str(res.get("source-ip"))
+    rec["dest_ip"] = _same_family(dest_literal, rec["ip_version"]) or _str(res.get("dest-ip"))
     succeeded = _bool(res.get("succeeded"))
     rec["succeeded"] = succeeded if succeeded is not None else False
     error = res.get("error")

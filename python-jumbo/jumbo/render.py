@@ -178,6 +178,14 @@ def verdict(result):
 # ------------------------------------------------------------------------------------------
 # Detail, as (title, header, rows) tables and (label, value) pairs, shared by text and HTML
 
+def _elapsed(seconds):
+    """Seconds above one second, else milliseconds: a path-MTU run often takes a few ms, and
+    "0.00 s" said nothing."""
+    if seconds >= 1:
+        return "%.2f s" % seconds
+    return "%s ms" % ("%.1f" % (seconds * 1000)).rstrip("0").rstrip(".")
+
+
 def _summary(spec, result):
     pairs = [
         ("Destination", result.get("dest-ip") or spec.get("dest")),
@@ -204,7 +212,7 @@ def _summary(spec, result):
     if "probes" in result:
         pairs.append(("Probes sent", result.get("probes")))
     if _num(result.get("elapsed")) is not None:
-        pairs.append(("Elapsed", "%.2f s" % result["elapsed"]))
+        pairs.append(("Elapsed", _elapsed(result["elapsed"])))
     return [(label, _show(value)) for label, value in pairs if value is not None]
 
 

@@ -443,9 +443,9 @@ class Engine(object):
             if hole is None:
                 continue
             if hole not in scanned:
-                part, found, ptb_mtu = self.scan(flow, hole, self.min_size, False)
-                if not hops:
-                    hops = part
+                # Only the location counts here: the size that reached a hop is not that
+                # hop's MTU, so this walk never becomes the result's hops.
+                _walk, found, ptb_mtu = self.scan(flow, hole, self.min_size, False)
                 scanned[hole] = ptb_mtu
                 if found:
                     found["size"] = hole
