@@ -4,13 +4,31 @@ import socket
 import time
 
 from . import transport as tp
-from .search import SizeSearch, useful_ptb
+from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
 
 MAX_TTL = 30
-PRIMARY_ROUNDS = 24
+PRIMARY_ROUNDS = 40
 SECONDARY_ROUNDS = 16
-MIN_WAIT = 0.02
-SETUP_SECONDS = 1.5
+# Silence is declared after max(WAIT_RTTS round trips, MIN_WAIT) once an RTT is known: a
+# late answer still counts when it comes (an arrival is proof at any time).
+MIN_WAIT = 0.015
+WAIT_RTTS = 3.0
+# Before anything answered: resend the first train this often (a dest whose ICMP budget is
+# spent answers again within a second; resending finds that moment without guessing it).
+CONTACT_RETRY = 0.5
+# Nothing answered at all within this: the dest does not answer (an error, not a wait).
+CONTACT_SECONDS = 3.0
+# The slowest round trip the time bound is made for (intercontinental paths).
+WORST_RTT = 0.3
+SETUP_SECONDS = 0.5
+# Seconds budgeted for the primary search: 4 answered rounds a second apart (an IPv4 dest
+# answering UDP once a second, the first answer up to a second late), plus the round trips;
+# silence (a train's silences are settled by its first answer, one round trip).
+SEARCH_SECONDS = 4 * 1.0 + 2 * WORST_RTT
+# Each further flow: one answer of the dest's budget (1/s IPv4; the round trip overlaps).
+FLOW_SECONDS = 1.0
+# Locating a black hole (one TTL scan) and the per-hop scan with `hops`.
+SCAN_SECONDS = 3.0
 
 
 def _timeout_seconds(spec):
@@ -27,13 +45,14 @@ def _timeout_seconds(spec):
 def max_duration(spec):
     """Upper bound, in seconds, of a measurement with this spec (defaults filled in).
 
-    Every round waits at most `timeout`; the size searches have a fixed number of rounds, the
-    TTL scans one round per hop, and the whole run also stops at this bound."""
-    t = _timeout_seconds(spec)
-    flows = int(spec.get("flows", 4))
-    scan_rounds = 2 * MAX_TTL if spec.get("hops") else MAX_TTL
-    return round(SETUP_SECONDS + 0.05 * flows + t * (PRIMARY_ROUNDS + SECONDARY_ROUNDS)
-                 + t * scan_rounds, 3)
+    Built from the engine's own worst case, not from round counts times `timeout`: the
+    primary search (SEARCH_SECONDS: a rate-limited IPv4 dest, RTT up to WORST_RTT), one
+    answer per further flow, one TTL scan to locate a black hole, one more with `hops`.
+    The engine stops itself at this bound (what is unconfirmed by then is said so)."""
+    flows = max(1, int(spec.get("flows", 4)))
+    scans = 2 if spec.get("hops") else 1
+    return round(SETUP_SECONDS + SEARCH_SECONDS + FLOW_SECONDS * (flows - 1)
+                 + SCAN_SECONDS * scans, 3)
 
 
 def iso_duration(seconds):
@@ -82,9 +101,14 @@ class _Bucket(object):
         self.level()
         self.tokens = max(self.tokens - 1.0, 0.0)
 
-    def empty(self):
+    def empty(self, since=None):
+        """The dest refused an answer at `since` (default now): its budget was below one
+        answer then, and at least a whole answer has accrued 1/rate later."""
         self.level()
-        self.tokens = min(self.tokens, 0.0)
+        if since is None:
+            self.tokens = min(self.tokens, 0.0)
+        else:
+            self.tokens = min(self.tokens, (time.monotonic() - since) * self.rate)
 
 
 class Engine(object):
@@ -100,13 +124,21 @@ class Engine(object):
         self.transports = []
         self.diags = []
         self.order = 0
+        self.answered = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def _wait_limit(self):
         if self.srtt is None:
-            return self.cap
-        return min(self.cap, max(4 * self.srtt, MIN_WAIT))
+            return min(self.cap, CONTACT_RETRY)
+        return min(self.cap, max(WAIT_RTTS * self.srtt, MIN_WAIT))
+
+    def _free_train(self):
+        """Sizes per round when answers are free: short rounds on short paths (probes cost
+        more than round trips), longer trains as round trips grow."""
+        if self.srtt is None or self.srtt < 0.02:
+            return 1
+        return 3 if self.srtt < 0.1 else 7
 
     def _handle(self, transport, event):
         probe = self.pending.get((id(transport), event.probe))
@@ -119,8 +151,10 @@ class Engine(object):
         if event.kind in (tp.ARRIVED, tp.TTL):
             sample = event.when - probe.sent
             self.srtt = sample if self.srtt is None else 0.75 * self.srtt + 0.25 * sample
-        if event.kind == tp.ARRIVED and transport.arrival_limited:
-            self.bucket.take()
+        if event.kind == tp.ARRIVED:
+            self.answered = True
+            if transport.arrival_limited:
+                self.bucket.take()
         search = probe.flow.search
         if event.kind == tp.TOO_BIG:
             entry = {"from": event.source, "mtu": event.mtu, "size": probe.size,
@@ -202,6 +236,7 @@ class Engine(object):
             self._collect(limit)
             if self.srtt is not None:
                 limit = min(limit, max(p.sent for p in probes) + self._wait_limit())
+        self._account_budget(probes)
         for probe in probes:
             if probe.outcome is None:
                 probe.outcome = "silent"
@@ -210,20 +245,40 @@ class Engine(object):
                     search = probe.flow.search
                     limited = probe.flow.transport.arrival_limited
                     if search.lo is not None and probe.size <= search.lo:
-                        search.lost()
-                        if limited:
-                            # A size that crosses got no answer: the dest's answer budget is
-                            # spent (perhaps by an earlier run) or the answer was lost. Wait
-                            # for it to refill rather than spend rounds on silence.
-                            self.bucket.empty()
+                        if not limited:
+                            search.lost()
+                        # (Rate-limited: a size that crosses got no answer because the
+                        # dest's budget went to a larger one first, or is spent: no loss.)
+                    elif limited and self._after_answer(probe, probes):
+                        pass  # sent after an answered larger size: the budget, not a sign
                     else:
-                        if limited and not ordered and probe.size == self.min_size \
-                                and self.srtt is not None:
-                            # The dest answered before (other flows, other probes) but not
-                            # the minimum size now: its budget is spent, or this was lost.
-                            self.bucket.empty()
                         search.failed_sign(probe.size, ordered=ordered)
         return probes
+
+    def _account_budget(self, probes):
+        """Our model of the dest's answer budget after a rate-limited round: every size at or
+        below the largest answered one arrived; fewer answers than that means the budget ran
+        dry during the round, no answer at all that it was dry when the round arrived."""
+        sent = [p for p in probes if p.ttl is None and p.flow.transport.arrival_limited
+                and p.outcome != tp.LOCAL]
+        if not sent:
+            return
+        answered = [p for p in sent if p.outcome == tp.ARRIVED]
+        if not answered:
+            if self.srtt is not None or any(p.outcome == tp.TOO_BIG for p in sent):
+                self.bucket.empty(since=min(p.sent for p in sent))
+            return
+        top = max(p.size for p in answered)
+        crossing = [p for p in sent if p.size <= top]
+        if len(answered) < len(crossing):
+            self.bucket.empty(since=max(p.sent for p in sent))
+
+    @staticmethod
+    def _after_answer(probe, probes):
+        """A rate-limited probe sent after an answered, larger-or-equal probe of its flow."""
+        return any(other.group == probe.group and other.order < probe.order
+                   and other.outcome == tp.ARRIVED and other.size >= probe.size
+                   for other in probes)
 
     @staticmethod
     def _superseded(probe, probes):
@@ -234,13 +289,18 @@ class Engine(object):
                    and other.outcome in (tp.ARRIVED, tp.TTL, tp.TOO_BIG) for other in probes)
 
     def _complete(self, probes):
-        return all(p.outcome is not None or self._superseded(p, probes) for p in probes)
+        """Every probe is answered, superseded, or (rate-limited) sent after an answered
+        larger one of its flow: the dest's budget went to that one, nothing more will come."""
+        return all(p.outcome is not None or self._superseded(p, probes)
+                   or (p.ttl is None and p.flow.transport.arrival_limited
+                       and self._after_answer(p, probes)) for p in probes)
 
     # -- phases -----------------------------------------------------------------------------
 
     def _new_search(self, arrival_limited):
         return SizeSearch(self.local_max, self.min_size, version=self.version,
-                          arrival_limited=arrival_limited, target=self.spec.get("target-mtu"))
+                          arrival_limited=arrival_limited, target=self.spec.get("target-mtu"),
+                          train=LIMITED_TRAIN if arrival_limited else 1)
 
     def _search_rounds(self, flows, rounds):
         """Rounds until every flow is done; flows whose arrivals are rate-limited take part
@@ -250,6 +310,11 @@ class Engine(object):
             active = [f for f in flows if not f.search.done() and f.search.rounds < rounds]
             if not active:
                 return
+            if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
+                return  # the dest never answered: no point waiting for the time bound
+            for flow in active:
+                if not flow.transport.arrival_limited:
+                    flow.search.train = self._free_train()
             limited = [f for f in active if f.transport.arrival_limited]
             free = [f for f in active if not f.transport.arrival_limited]
             if limited:
@@ -293,7 +358,11 @@ class Engine(object):
                 b = probes[0]
                 s = probes[-1]
                 if b.outcome in (tp.TTL, tp.ARRIVED):
-                    hop = {"ttl": ttl, "ip": b.event.source, "mtu": current,
+                    # `current` reaching a hop proves the path up to it carries `current`;
+                    # it is the hop's MTU only when nothing larger could be sent (the local
+                    # MTU) or a PTB / the search named it (full scans lower `current` so).
+                    hop = {"ttl": ttl, "ip": b.event.source,
+                           "mtu": current if (full or current >= self.local_max) else None,
                            "rtt": iso_duration(b.event.when - b.sent)}
                     reached = b.outcome == tp.ARRIVED
                     continue
@@ -394,7 +463,11 @@ class Engine(object):
         method = "udp"
         if echo is not None:
             echo_flow = _Flow(echo, 0, self._new_search(False))
+            # Echo answers are free: the UDP flow only checks, with two probes, whether the
+            # dest answers UDP at all (a full train would spend probes for nothing).
+            udp_flows[0].search.train = 2
             self._search_rounds([echo_flow, udp_flows[0]], 1)
+            udp_flows[0].search.train = LIMITED_TRAIN
             if echo_flow.search.lo is None and udp_flows[0].search.lo is not None:
                 # The dest answers UDP: a silent echo round may be loss, ask twice more.
                 self._search_rounds([echo_flow], 3)
@@ -538,8 +611,9 @@ class Engine(object):
             source, kind, code = self.unreach[-1]
             raise tp.ProbeError("%s is unreachable: ICMP type %d code %d from %s"
                                 % (self.dest_ip, kind, code, source))
-        raise tp.ProbeError("No answer from %s to any probe (host down, or ICMP and UDP "
-                            "filtered on the path)" % self.dest_ip)
+        raise tp.ProbeError("No answer from %s to any probe within %.1f s (host down, or ICMP "
+                            "and UDP filtered on the path)"
+                            % (self.dest_ip, time.monotonic() - self.start))
 
 
 def _lower(current, ptb_mtu, path_mtu, version):
