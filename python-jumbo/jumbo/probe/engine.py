@@ -1,5 +1,6 @@
 """The measurement: transports + per-flow size searches + TTL scans -> the result object."""
 
+import os
 import socket
 import time
 
@@ -7,6 +8,8 @@ from . import transport as tp
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
 
 MAX_TTL = 30
+# JUMBO_PROBE_DEBUG=1: every round's probes and outcomes on stderr (for developers).
+DEBUG = bool(os.environ.get("JUMBO_PROBE_DEBUG"))
 PRIMARY_ROUNDS = 40
 SECONDARY_ROUNDS = 16
 # Silence is declared after max(WAIT_RTTS round trips, MIN_WAIT) once an RTT is known: a
@@ -79,6 +82,7 @@ class _Flow(object):
         self.tflow = tflow
         self.search = search
         self.ptb = []
+        self.plan = None  # the search's next round, until it is sent
 
 
 class _Bucket(object):
@@ -237,6 +241,11 @@ class Engine(object):
             if self.srtt is not None:
                 limit = min(limit, max(p.sent for p in probes) + self._wait_limit())
         self._account_budget(probes)
+        if DEBUG:
+            import sys
+            sys.stderr.write("%.3f %s\n" % (time.monotonic() - self.start, " ".join(
+                "%s%d%s:%s" % ("f%d/" % p.flow.tflow, p.size, "t%d" % p.ttl if p.ttl else "",
+                               (p.outcome or "-")[:3]) for p in probes)))
         for probe in probes:
             if probe.outcome is None:
                 probe.outcome = "silent"
@@ -265,7 +274,10 @@ class Engine(object):
             return
         answered = [p for p in sent if p.outcome == tp.ARRIVED]
         if not answered:
-            if self.srtt is not None or any(p.outcome == tp.TOO_BIG for p in sent):
+            # Silence where a size known to cross went: the budget was dry (or the answer
+            # was lost). PTBs and silences above the path MTU say nothing about it.
+            if any(p.flow.search.lo is not None and p.size <= p.flow.search.lo
+                   and p.outcome is None for p in sent):
                 self.bucket.empty(since=min(p.sent for p in sent))
             return
         top = max(p.size for p in answered)
@@ -315,9 +327,15 @@ class Engine(object):
             for flow in active:
                 if not flow.transport.arrival_limited:
                     flow.search.train = self._free_train()
-            limited = [f for f in active if f.transport.arrival_limited]
-            free = [f for f in active if not f.transport.arrival_limited]
+            for flow in active:
+                if flow.plan is None:
+                    flow.plan = flow.search.next_round()
+            free = [f for f in active if not f.transport.arrival_limited
+                    or not self._needs_answer(f)]
+            limited = [f for f in active if f not in free]
             if limited:
+                # Each of these rounds needs one answer from the dest's rate-limited budget:
+                # as many flows as it holds answers, at least one (after waiting for it).
                 level = self.bucket.level()
                 if level < 1.0 and not free:
                     self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
@@ -328,8 +346,9 @@ class Engine(object):
                 turn += count
             items = []
             for flow in free + limited:
-                for size in flow.search.next_round():
+                for size in flow.plan or []:
                     items.append((flow, size, None))
+                flow.plan = None
             if not items:
                 return
             self.round(items, pace=False)
@@ -341,6 +360,20 @@ class Engine(object):
                     flow.search.holes_elsewhere |= holes
                     if flow.search.rounds:
                         flow.search.priors |= known
+
+    @staticmethod
+    def _needs_answer(flow):
+        """Whether the flow's planned round can only be read from the dest's (rate-limited)
+        answer: some size in it may reach the dest. Sizes proven to fail (a PTB, or
+        silences the search holds as failures) meet a router or nothing, not the dest."""
+        search = flow.search
+        for size in flow.plan or []:
+            if size in search.answered or search._covered(size):
+                continue
+            if size in search.failed and search.votes.get(size):
+                continue
+            return True
+        return False
 
     def scan(self, flow, big, small, full):
         """TTL-limited probes of `big` and `small` bytes, hop by hop: where big packets stop
