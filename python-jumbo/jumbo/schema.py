@@ -152,6 +152,9 @@ RESULT_V1 = {
         "target-mtu": {"type": ["integer", "null"]},
         "jumbo": {"type": ["boolean", "null"]},
         "pmtud": {"$ref": "#/definitions/pmtud"},
+        # Which forward probes answered: ICMP echo, UDP to a closed port (the dest's ICMP
+        # port unreachable), or the dest participant's reflector.
+        "method": {"enum": ["icmp-echo", "udp", "reflector", None]},
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
         "reverse-path-mtu": {"type": ["integer", "null"]},

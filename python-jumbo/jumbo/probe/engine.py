@@ -116,8 +116,11 @@ class _Bucket(object):
 
 
 class Engine(object):
-    def __init__(self, spec):
+    def __init__(self, spec, reflector=None):
+        """`reflector`: {"port", "token"} of the dest participant's reflector, when there is
+        one (two-participant runs): forward probes then go through it."""
         self.spec = spec
+        self.reflector = reflector
         self.start = time.monotonic()
         self.deadline = self.start + max_duration(spec) - 0.2
         self.cap = _timeout_seconds(spec)
@@ -129,6 +132,7 @@ class Engine(object):
         self.diags = []
         self.order = 0
         self.answered = False
+        self.proven = 0
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -157,6 +161,9 @@ class Engine(object):
             self.srtt = sample if self.srtt is None else 0.75 * self.srtt + 0.25 * sample
         if event.kind == tp.ARRIVED:
             self.answered = True
+            # The largest size any flow got across: a smaller silent one met a spent budget
+            # (or loss), not an MTU.
+            self.proven = max(self.proven, probe.size)
             if transport.arrival_limited:
                 self.bucket.take()
         search = probe.flow.search
@@ -190,6 +197,17 @@ class Engine(object):
             for fd in transport.fds():
                 fds[fd] = transport
         left = max(0.0, until - time.monotonic())
+        silent = [t for t in self.transports if not t.fds()]
+        if silent:
+            # Transports without descriptors are polled (each waits at most until `until`).
+            got = False
+            for transport in silent:
+                for event in transport.poll(until if not got else time.monotonic()):
+                    got = True
+                    self._handle(transport, event)
+            if got or not fds:
+                return got
+            left = 0.0
         ready = select.select(list(fds), [], [], left)[0] if fds else []
         seen = set()
         for fd in ready:
@@ -276,8 +294,7 @@ class Engine(object):
         if not answered:
             # Silence where a size known to cross went: the budget was dry (or the answer
             # was lost). PTBs and silences above the path MTU say nothing about it.
-            if any(p.flow.search.lo is not None and p.size <= p.flow.search.lo
-                   and p.outcome is None for p in sent):
+            if any(p.size <= self.proven and p.outcome is None for p in sent):
                 self.bucket.empty(since=min(p.sent for p in sent))
             return
         top = max(p.size for p in answered)
@@ -475,10 +492,17 @@ class Engine(object):
                                 % (self.local_max, self.min_size))
         nflows = int(self.spec.get("flows", 4))
         self.bucket = _Bucket(1.0 if self.version == 4 else 4.0)
+        forward = self._reflector_transport(nflows, device_mtu)
         udp = tp.UdpTransport(self.dest_ip, self.version, self.source, flows=nflows)
         udp.max_size = device_mtu
         self.transports.append(udp)
         echo = None
+        if forward is not None:
+            try:
+                return self._measure(udp, None, nflows, iface, forward)
+            finally:
+                for transport in self.transports:
+                    transport.close()
         try:
             echo = tp.EchoTransport(self.dest_ip, self.version, self.source)
             echo.max_size = device_mtu
@@ -491,9 +515,35 @@ class Engine(object):
             for transport in self.transports:
                 transport.close()
 
-    def _measure(self, udp, echo, nflows, iface):
+    def _reflector_transport(self, nflows, device_mtu):
+        """The dest's reflector as a transport when it answers a HELLO, else None (with a
+        diag): the run then probes single-ended (echo, UDP)."""
+        if not self.reflector:
+            return None
+        from .. import reflector as refl
+        try:
+            forward = refl.ForwardTransport(self.dest_ip, self.version,
+                                            int(self.reflector["port"]),
+                                            self.reflector["token"], self.source,
+                                            flows=nflows)
+        except (tp.ProbeError, ValueError, KeyError, TypeError) as err:
+            self.diags.append("forward probing through the reflector not possible: %s" % err)
+            return None
+        forward.max_size = device_mtu
+        if not forward.hello(time.monotonic() + refl.FORWARD_HELLO_SECONDS):
+            forward.close()
+            self.diags.append("the dest's reflector did not answer: probing single-ended")
+            return None
+        self.transports.append(forward)
+        return forward
+
+    def _measure(self, udp, echo, nflows, iface, forward=None):
         udp_flows = [_Flow(udp, i, self._new_search(True)) for i in range(nflows)]
         method = "udp"
+        if forward is not None:
+            # Every flow through the reflector: answers are free, each flow its own port.
+            udp_flows = [_Flow(forward, i, self._new_search(False)) for i in range(nflows)]
+            method = "reflector"
         if echo is not None:
             echo_flow = _Flow(echo, 0, self._new_search(False))
             # Echo answers are free: the UDP flow only checks, with two probes, whether the
