@@ -82,11 +82,13 @@ RATE_BYTES = 16000000.0   # reply bytes per second
 BURST_BYTES = 4000000.0
 
 # Source side search parameters.
-HELLO_WINDOW = 4.0        # seconds p0 keeps greeting p1 (covers start-up and clock skew)
+# Seconds p0 keeps greeting p1 (p0 already waited the runner's START_WAIT for p1's start-up
+# and clock skew, and the forward phase has usually talked to the reflector already).
+HELLO_WINDOW = 2.5
 HELLO_INTERVAL = 0.25
 SIZES_PER_ROUND = 24      # probe sizes sent per round trip
 CONFIRM = 3               # silences needed before a size counts as not crossing
-MAX_ROUNDS = 12
+MAX_ROUNDS = 8
 MAX_FLOWS = 8             # reverse flows searched side by side (distinct source ports)
 PACE_BYTES = 48000        # requests sent back to back before a short pause
 PACE_PAUSE = 0.002
@@ -774,7 +776,7 @@ def _search(clients, answer, floor, ceiling, timeout, deadline, started):
                            % (answer["reflector"], hello_until - started))
         return answer
     answer["rtt"] = round(rtt, 6)
-    wait = min(max(timeout, 0.05), max(0.15, 8 * rtt))
+    wait = _round_wait(timeout, rtt)
 
     # 2. The size searches, one per flow, round by round; LIMIT refusals are the dest host's
     #    own limit and count for every flow.
@@ -912,8 +914,6 @@ def say_goodbye(address, port, token, version, deadline, wait=0.3):
 # ----------------------------------------------------------------------------------------------
 # Forward probing through the reflector (p0 -> p1): a probe transport for jumbo.probe
 
-FORWARD_HELLO_SECONDS = 1.0   # p0 greets the reflector this long before probing without it
-
 
 class ForwardTransport(probe_transport._SocketTransport):
     """A jumbo.probe transport ("reflector"): each probe is a token-signed PROBE request of the
@@ -1001,11 +1001,19 @@ class ForwardTransport(probe_transport._SocketTransport):
         return {"source-port": self.ports[flow], "flow-label": None}
 
 
+def _round_wait(timeout, rtt):
+    """How long a round waits for its replies: three round trips (replies come back to back
+    one round trip after the requests), at least 0.15 s, at most `timeout`."""
+    return min(max(timeout, 0.05), max(0.15, 3 * rtt + 0.05))
+
+
 def max_duration(spec):
-    """Upper bound, in seconds, of measure_reverse for a spec (pure function of the spec)."""
+    """Upper bound, in seconds, of measure_reverse for a spec (pure function of the spec):
+    the hello window, MAX_ROUNDS rounds and two STATUS tries, each round budgeted a full
+    `timeout` (a round waits three round trips, at most `timeout`: the bound holds for any
+    RTT up to a third of it, 0.3 s with the default). measure_reverse stops at this deadline
+    (a search cut short says so: its answer is then a lower bound)."""
     from .spec import duration_seconds_or_none
     timeout = duration_seconds_or_none((spec or {}).get("timeout") or "PT1S") or 1.0
-    # The per-round wait is min(timeout, max(0.15, 8 rtt)); budget a full `timeout` per round
-    # so the bound holds on any RTT.
     wait = max(timeout, 0.15)
-    return HELLO_WINDOW + MAX_ROUNDS * wait + STATUS_TRIES * max(wait, 0.3) + 0.5
+    return round(HELLO_WINDOW + MAX_ROUNDS * wait + 2 * max(wait, 0.3) + 0.5, 3)

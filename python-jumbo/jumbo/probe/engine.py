@@ -28,10 +28,14 @@ SETUP_SECONDS = 0.5
 # answering UDP once a second, the first answer up to a second late), plus the round trips;
 # silence (a train's silences are settled by its first answer, one round trip).
 SEARCH_SECONDS = 4 * 1.0 + 2 * WORST_RTT
-# Each further flow: one answer of the dest's budget (1/s IPv4; the round trip overlaps).
+# Each further flow: one answer of the dest's budget (1/s IPv4; the round trip overlaps);
+# through the dest's reflector answers are free and the flows go together (a round trip).
 FLOW_SECONDS = 1.0
+FLOW_SECONDS_REFLECTOR = WORST_RTT
+# Greeting the dest's reflector (two-participant runs) before probing through it.
+HELLO_SECONDS = 1.0
 # Locating a black hole (one TTL scan) and the per-hop scan with `hops`.
-SCAN_SECONDS = 3.0
+SCAN_SECONDS = 2.5
 
 
 def _timeout_seconds(spec):
@@ -54,8 +58,12 @@ def max_duration(spec):
     The engine stops itself at this bound (what is unconfirmed by then is said so)."""
     flows = max(1, int(spec.get("flows", 4)))
     scans = 2 if spec.get("hops") else 1
-    return round(SETUP_SECONDS + SEARCH_SECONDS + FLOW_SECONDS * (flows - 1)
-                 + SCAN_SECONDS * scans, 3)
+    # The dest participant runs the reflector when the spec asks for it (the runner then
+    # probes through it; without an answer the engine falls back within the same bound).
+    two = bool(spec.get("reverse")) or spec.get("throughput") is not None
+    per_flow = FLOW_SECONDS_REFLECTOR if two else FLOW_SECONDS
+    return round(SETUP_SECONDS + (HELLO_SECONDS if two else 0.0) + SEARCH_SECONDS
+                 + per_flow * (flows - 1) + SCAN_SECONDS * scans, 3)
 
 
 def iso_duration(seconds):
@@ -530,7 +538,7 @@ class Engine(object):
             self.diags.append("forward probing through the reflector not possible: %s" % err)
             return None
         forward.max_size = device_mtu
-        if not forward.hello(time.monotonic() + refl.FORWARD_HELLO_SECONDS):
+        if not forward.hello(time.monotonic() + HELLO_SECONDS):
             forward.close()
             self.diags.append("the dest's reflector did not answer: probing single-ended")
             return None
