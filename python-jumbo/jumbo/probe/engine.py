@@ -386,6 +386,21 @@ class Engine(object):
                     if flow.search.rounds:
                         flow.search.priors |= known
 
+    def _first_round(self, leads, others):
+        """The first round: each of `others` (the flows that will verify the leads' answer)
+        sends the local MTU alone, ahead of the leads' first rounds. On a clean path every
+        flow is done at once, each with the first answer it gets (a rate-limited dest's
+        budget then goes to answers that settle a flow, not to sizes below one that
+        crossed); where the local MTU does not cross, they cost one silent probe each."""
+        items = []
+        for flow in others:
+            flow.search.rounds += 1
+            items.append((flow, self.local_max, None))
+        for flow in leads:
+            for size in flow.search.next_round():
+                items.append((flow, size, None))
+        self.round(items, pace=False)
+
     @staticmethod
     def _needs_answer(flow):
         """Whether the flow's planned round can only be read from the dest's (rate-limited)
@@ -557,7 +572,7 @@ class Engine(object):
             # Echo answers are free: the UDP flow only checks, with two probes, whether the
             # dest answers UDP at all (a full train would spend probes for nothing).
             udp_flows[0].search.train = 2
-            self._search_rounds([echo_flow, udp_flows[0]], 1)
+            self._first_round([echo_flow, udp_flows[0]], udp_flows[1:nflows - 1])
             udp_flows[0].search.train = LIMITED_TRAIN
             if echo_flow.search.lo is None and udp_flows[0].search.lo is not None:
                 # The dest answers UDP: a silent echo round may be loss, ask twice more.
@@ -572,6 +587,7 @@ class Engine(object):
                 self.transports.remove(echo)
         else:
             flows = udp_flows
+            self._first_round(flows[:1], flows[1:])
         primary = flows[0]
         self._search_rounds([primary], PRIMARY_ROUNDS)
         if primary.search.lo is None:
