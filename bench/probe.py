@@ -6,8 +6,10 @@ Per scenario, mode and family, `--runs` (3) runs back to back on one topology, s
 after the first meets the dest's ICMP budget as the run before left it (a mesh runs tests back
 to back): each run's whole-process wall time (measured around the `jumbocheck` process, not
 its self-reported `elapsed`), probes, method and whether path MTU and PMTUD verdict are exact.
-Modes: `udp` (ping_group_range "1 0", the Debian default: the UDP fallback) and `echo`
-(ICMP datagram sockets allowed, as on EL8/EL9). Default scenarios: every fixed scenario plus
+Modes: `udp` (ping_group_range "1 0", the Debian default: the UDP fallback), `echo`
+(ICMP datagram sockets allowed, as on EL8/EL9) and `reflector` (a two-participant run's forward
+phase: the dest runs the reflector, the source a process calling jumbo.probe.measure with it,
+as the tool's `run` does; its whole-process wall time is measured the same way). Default scenarios: every fixed scenario plus
 `odd-blackhole` and `odd-ptb`, whose link MTU is drawn at random in 1300..8999 (not a plateau)
 for each bench run; a name like `odd-blackhole-4321` fixes it.
 
@@ -49,6 +51,36 @@ s = socket.socket(family, socket.SOCK_DGRAM)
 s.connect((sys.argv[1], 33434))
 print(s.getsockopt(0, 14) if family == socket.AF_INET else s.getsockopt(41, 24))
 """
+
+
+REFLECTOR = r"""
+import sys, time
+from jumbo import reflector
+server = reflector.Reflector(int(sys.argv[1]), sys.argv[2], (4, 6)).open()
+print("ready", flush=True)
+server.serve(time.monotonic() + float(sys.argv[3]))
+"""
+
+FORWARD = r"""
+import json, sys
+from jumbo import probe
+try:
+    result = probe.measure({"dest": sys.argv[1]},
+                           reflector={"port": int(sys.argv[2]), "token": sys.argv[3]})
+except probe.ProbeError as err:
+    result = {"succeeded": False, "error": str(err)}
+print(json.dumps(result))
+"""
+
+GOODBYE = r"""
+import sys, time
+from jumbo import reflector
+reflector.say_goodbye(sys.argv[1], int(sys.argv[2]), sys.argv[3], 4, time.monotonic() + 3)
+"""
+
+
+def _library_python(script):
+    return ["env", "PYTHONPATH=" + os.path.join(ROOT, "python-jumbo"), PYTHON, "-c", script]
 
 
 def timed(lab, argv, timeout=90):
@@ -105,7 +137,8 @@ def anchors(lab, dest, version, truth):
 
 
 def _options(argv):
-    opts = {"versions": (4, 6), "modes": ("udp", "echo"), "runs": 3, "anchors": True,
+    opts = {"versions": (4, 6), "modes": ("udp", "echo", "reflector"), "runs": 3,
+            "anchors": True,
             "names": []}
     i = 0
     while i < len(argv):
@@ -140,7 +173,7 @@ def main(argv):
     names = opts["names"] or sorted(scenarios.SCENARIOS) + sorted(scenarios.RANDOM_SCENARIOS)
     load = os.getloadavg()
     print("load average at start: %.2f %.2f %.2f on %d cores" % (load + (os.cpu_count(),)))
-    print("%-26s %-4s %1s %-6s %-26s %-22s %-10s %s" % (
+    print("%-26s %-9s %1s %-6s %-26s %-22s %-10s %s" % (
         "scenario", "mode", "v", "truth", "wall s per run", "probes per run", "method",
         "exact per run"))
     rows = []
@@ -149,11 +182,21 @@ def main(argv):
         for mode in opts["modes"]:
             with Lab(topology, ping_group_range=ALL_GROUPS if mode == "echo" else None) as lab:
                 truth = lab.truth("src", "dst")
+                token, port = None, 5545
+                if mode == "reflector":
+                    from jumbo import reflector
+                    token = reflector.new_token()
+                    server = lab.popen("dst", _library_python(REFLECTOR) + [
+                        str(port), token, "900"], user=USER)
+                    server.stdout.readline()
                 for version in opts["versions"]:
                     dest = lab.address("dst", version)
                     walls, probes, exacts, methods = [], [], [], set()
                     for _ in range(opts["runs"]):
-                        run = timed(lab, [JUMBOCHECK, dest, "--json"])
+                        if mode == "reflector":
+                            run = timed(lab, _library_python(FORWARD) + [dest, str(port), token])
+                        else:
+                            run = timed(lab, [JUMBOCHECK, dest, "--json"])
                         try:
                             result = json.loads(run["out"])
                         except ValueError:
@@ -170,7 +213,7 @@ def main(argv):
                                      "unknown": result.get("pmtud") == "unknown"
                                      or result.get("path-mtu") is None,
                                      "blackhole": truth["pmtud"] == "blackhole"})
-                    line = "%-26s %-4s %1d %-6s %-26s %-22s %-10s %s" % (
+                    line = "%-26s %-9s %1d %-6s %-26s %-22s %-10s %s" % (
                         topology.name, mode, version, truth["path-mtu"],
                         " ".join("%.2f" % w for w in walls),
                         " ".join(str(p) for p in probes),
@@ -180,6 +223,9 @@ def main(argv):
                         line += "  || " + anchors(lab, dest, version, truth)
                     print(line)
                     sys.stdout.flush()
+                if mode == "reflector":
+                    lab.run("src", _library_python(GOODBYE) + [lab.address("dst", 4), str(port),
+                                                               token], user=USER, check=False)
     wrong = [r for r in rows if not r["exact"]]
     print("\n%d runs, %d exact, %d unknown; median probes per run %d" % (
         len(rows), len(rows) - len(wrong), sum(r["unknown"] for r in rows),
@@ -189,7 +235,7 @@ def main(argv):
             part = [r for r in rows if r["mode"] == mode and r["version"] == version]
             holes = [r for r in part if r["blackhole"]]
             if part:
-                print("  %-4s IPv%d: wall max %.2f s (black holes %.2f s), median %.2f s; "
+                print("  %-9s IPv%d: wall max %.2f s (black holes %.2f s), median %.2f s; "
                       "median probes %d" % (mode, version, max(r["wall"] for r in part),
                                             max([r["wall"] for r in holes] or [0]),
                                             _median([r["wall"] for r in part]),
