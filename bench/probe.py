@@ -1,6 +1,6 @@
-"""`python -m bench probe [SCENARIO ...] [--versions 4,6] [--modes udp,echo] [--runs 3]
-[--no-anchors]`: jumbocheck on the lab scenarios, as a user runs it (needs root to build the
-lab; the tool runs as `jumbotest`).
+"""`python -m bench probe [SCENARIO ...] [--versions 4,6] [--modes udp,echo,reflector]
+[--runs 3] [--flows N] [--no-anchors]`: jumbocheck on the lab scenarios, as a user runs it
+(needs root to build the lab; the tool runs as `jumbotest`).
 
 Per scenario, mode and family, `--runs` (3) runs back to back on one topology, so that every run
 after the first meets the dest's ICMP budget as the run before left it (a mesh runs tests back
@@ -11,7 +11,9 @@ Modes: `udp` (ping_group_range "1 0", the Debian default: the UDP fallback), `ec
 phase: the dest runs the reflector, the source a process calling jumbo.probe.measure with it,
 as the tool's `run` does; its whole-process wall time is measured the same way). Default scenarios: every fixed scenario plus
 `odd-blackhole` and `odd-ptb`, whose link MTU is drawn at random in 1300..8999 (not a plateau)
-for each bench run; a name like `odd-blackhole-4321` fixes it.
+for each bench run; a name like `odd-blackhole-4321` fixes it. `--flows N` runs with N flows
+instead of the spec's default 4 (each further UDP flow needs one answer of the dest's
+rate-limited ICMP budget).
 
 Anchors, side by side, after jumbocheck's runs (their UDP/ICMP use must not drain its budget):
 tracepath (bounded: -m 8, killed after 20 s), a `ping -M do -s` binary search over
@@ -65,7 +67,7 @@ FORWARD = r"""
 import json, sys
 from jumbo import probe
 try:
-    result = probe.measure({"dest": sys.argv[1]},
+    result = probe.measure({"dest": sys.argv[1], "flows": int(sys.argv[4])},
                            reflector={"port": int(sys.argv[2]), "token": sys.argv[3]})
 except probe.ProbeError as err:
     result = {"succeeded": False, "error": str(err)}
@@ -138,17 +140,19 @@ def anchors(lab, dest, version, truth):
 
 def _options(argv):
     opts = {"versions": (4, 6), "modes": ("udp", "echo", "reflector"), "runs": 3,
-            "anchors": True,
+            "anchors": True, "flows": None,
             "names": []}
     i = 0
     while i < len(argv):
         arg = argv[i]
-        if arg in ("--versions", "--modes", "--runs") and i + 1 < len(argv):
+        if arg in ("--versions", "--modes", "--runs", "--flows") and i + 1 < len(argv):
             value = argv[i + 1]
             if arg == "--versions":
                 opts["versions"] = tuple(int(v) for v in value.split(","))
             elif arg == "--modes":
                 opts["modes"] = tuple(value.split(","))
+            elif arg == "--flows":
+                opts["flows"] = int(value)
             else:
                 opts["runs"] = int(value)
             i += 1
@@ -194,9 +198,11 @@ def main(argv):
                     walls, probes, exacts, methods = [], [], [], set()
                     for _ in range(opts["runs"]):
                         if mode == "reflector":
-                            run = timed(lab, _library_python(FORWARD) + [dest, str(port), token])
+                            run = timed(lab, _library_python(FORWARD) + [
+                                dest, str(port), token, str(opts["flows"] or 4)])
                         else:
-                            run = timed(lab, [JUMBOCHECK, dest, "--json"])
+                            run = timed(lab, [JUMBOCHECK, dest, "--json"] + (
+                                ["--flows", str(opts["flows"])] if opts["flows"] else []))
                         try:
                             result = json.loads(run["out"])
                         except ValueError:
