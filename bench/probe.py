@@ -9,8 +9,9 @@ its self-reported `elapsed`), probes, method and whether path MTU and PMTUD verd
 Modes: `udp` (ping_group_range "1 0", the Debian default: the UDP fallback), `echo`
 (ICMP datagram sockets allowed, as on EL8/EL9) and `reflector` (a two-participant run's forward
 phase: the dest runs the reflector, the source a process calling jumbo.probe.measure with it,
-as the tool's `run` does; its whole-process wall time is measured the same way). Default scenarios: every fixed scenario plus
-`odd-blackhole` and `odd-ptb`, whose link MTU is drawn at random in 1300..8999 (not a plateau)
+as the tool's `run` does; its whole-process wall time is measured the same way).
+Default scenarios: every fixed scenario plus `odd-blackhole`
+and `odd-ptb`, whose link MTU is drawn at random in 1300..8999 (not a plateau)
 for each bench run; a name like `odd-blackhole-4321` fixes it. `--flows N` runs with N flows
 instead of the spec's default 4 (each further UDP flow needs one answer of the dest's
 rate-limited ICMP budget).
