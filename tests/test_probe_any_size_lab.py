@@ -127,3 +127,25 @@ def test_forward_probing_through_the_reflector(lab_factory):
         _exact(result, truth, size)
         assert result["blackhole"]["size"] == size + 1 and result["blackhole"]["ttl"] == 1
         assert len(set(f["source-port"] for f in result["flows"])) == len(result["flows"])
+
+
+NO_REFLECTOR_SCRIPT = """
+import json
+from jumbo import probe
+result = probe.measure({"dest": %r}, reflector={"port": 5544, "token": "00" * 16})
+print(json.dumps(result))
+"""
+
+
+@needs_lab
+def test_without_a_reflector_the_engine_probes_single_ended(lab_factory):
+    """Nothing listens on the reflector port: its port unreachable is not taken for an
+    arrival; the engine says so and measures with UDP."""
+    lab = lab_factory("vxlan-blackhole")
+    truth = lab.truth("src", "dst")
+    done = lab.run("src", _python(NO_REFLECTOR_SCRIPT % lab.address("dst", 4)), user=USER,
+                   timeout=60)
+    result = json.loads(done.stdout)
+    assert result["method"] == "udp"
+    assert "reflector did not answer" in result["diags"]
+    _exact(result, truth, truth["path-mtu"])

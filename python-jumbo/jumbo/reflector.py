@@ -964,9 +964,22 @@ class ForwardTransport(probe_transport._SocketTransport):
         while time.monotonic() < deadline:
             self.send(0, 0, None, kind=HELLO)
             self.sent -= 1  # not a probe
-            if self.poll(min(deadline, time.monotonic() + 0.2)):
-                return True
+            until = min(deadline, time.monotonic() + 0.2)
+            while time.monotonic() < until:
+                events = self.poll(until)
+                if any(e.kind == probe_transport.ARRIVED for e in events):
+                    return True
+                if any(e.kind == probe_transport.UNREACH for e in events):
+                    return False  # nothing listens on the port (or it is filtered)
         return False
+
+    def _error_event(self, data, anc):
+        event = probe_transport._SocketTransport._error_event(self, data, anc)
+        if event is not None and event.kind == probe_transport.ARRIVED:
+            # A port unreachable from the dest: no reflector there, not an arrival (only
+            # the reflector's own answer proves one).
+            event.kind = probe_transport.UNREACH
+        return event
 
     def _probe_from_quote(self, data):
         # The quote starts with our request's header (routers quote at least that much).
