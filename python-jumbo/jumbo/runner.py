@@ -410,14 +410,16 @@ def _run_source(run):
     diags = []
 
     early_peer = None
-    if run.two:
+    needed = sum(run.budget.values())
+    if run.two and run.end - run.start >= needed:
         try:
             early_peer = run.peer()
         except RunError:
             early_peer = None  # reported below
         if early_peer is not None:
             # Forward probes go through p1's reflector: give it its start-up time first
-            # (the START_WAIT the slot already has).
+            # (the START_WAIT the slot already has). A slot shorter than the budget (a clock
+            # that jumped) has no room for it: then the forward phase probes single-ended.
             _sleep_until(run.start + START_WAIT)
     forward, forward_error = _forward(run, early_peer)
     if forward is not None and forward.get("succeeded") is False and not forward_error:

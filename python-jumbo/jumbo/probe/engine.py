@@ -388,17 +388,29 @@ class Engine(object):
 
     def _first_round(self, leads, others):
         """The first round: each of `others` (the flows that will verify the leads' answer)
-        sends the local MTU alone, ahead of the leads' first rounds. On a clean path every
-        flow is done at once, each with the first answer it gets (a rate-limited dest's
-        budget then goes to answers that settle a flow, not to sizes below one that
-        crossed); where the local MTU does not cross, they cost one silent probe each."""
+        sends the local MTU ahead of the leads' first rounds (with UDP, the lead's whole
+        train, see below). On a clean path every flow is done at once, each with the first
+        answer it gets: a rate-limited dest's budget goes to answers that settle a flow, not
+        to sizes below one that crossed."""
         items = []
+        plans = [(flow, flow.search.next_round()) for flow in leads]
+        lead_plan = plans[0][1] if plans else []
+        shared = len(leads) == 1 and leads[0].transport.arrival_limited
         for flow in others:
             flow.search.rounds += 1
-            items.append((flow, self.local_max, None))
-        for flow in leads:
-            for size in flow.search.next_round():
-                items.append((flow, size, None))
+            # Only UDP: every flow sends the lead's train, and the round goes out largest
+            # size first across the flows. The dest's answers go to the first arrivals, one
+            # per flow at the size that crosses: a fresh budget (burst of 6) settles several
+            # flows in this one round instead of one flow a second.
+            plans.append((flow, list(lead_plan) if shared else [self.local_max]))
+        if shared:
+            order = dict((id(flow), index) for index, (flow, _plan) in enumerate(plans))
+            for flow, plan in plans:
+                items.extend((flow, size, None) for size in plan)
+            items.sort(key=lambda item: (-item[1], order[id(item[0])]))
+        else:
+            for flow, plan in plans[len(leads):] + plans[:len(leads)]:
+                items.extend((flow, size, None) for size in plan)
         self.round(items, pace=False)
 
     @staticmethod
