@@ -398,11 +398,19 @@ class Engine(object):
         shared = len(leads) == 1 and leads[0].transport.arrival_limited
         for flow in others:
             flow.search.rounds += 1
-            # Only UDP: every flow sends the lead's train, and the round goes out largest
-            # size first across the flows. The dest's answers go to the first arrivals, one
+            # Only UDP: every flow sends the plateau part of the lead's train, and the round
+            # goes out largest size first across the flows. The dest's answers go to the first arrivals, one
             # per flow at the size that crosses: a fresh budget (burst of 6) settles several
             # flows in this one round instead of one flow a second.
-            plans.append((flow, list(lead_plan) if shared else [self.local_max]))
+            if shared:
+                # The train's plateau sizes (and the size above each), the local MTU and the
+                # minimum: what settles the usual paths; odd sizes are the lead's to find.
+                marks = flow.search.plateaus | set(p + 1 for p in flow.search.plateaus)
+                plan = [size for size in lead_plan if size in marks
+                        or size in (self.local_max, self.min_size)]
+            else:
+                plan = [self.local_max]
+            plans.append((flow, plan))
         if shared:
             order = dict((id(flow), index) for index, (flow, _plan) in enumerate(plans))
             for flow, plan in plans:
