@@ -1,10 +1,25 @@
-"""`python -m bench probe [SCENARIO ...] [--versions 4,6] [--echo]`: jumbocheck against the
-anchors on the lab scenarios (needs root to build the lab; tools run as `jumbotest`).
+"""`python -m bench probe [SCENARIO ...] [--versions 4,6] [--modes udp,echo,reflector]
+[--runs 3] [--flows N] [--no-anchors]`: jumbocheck on the lab scenarios, as a user runs it
+(needs root to build the lab; the tool runs as `jumbotest`).
 
-Anchors: tracepath (bounded: -m 8, killed after 20 s), a `ping -M do -s` binary search over
+Per scenario, mode and family, `--runs` (3) runs back to back on one topology, so that every run
+after the first meets the dest's ICMP budget as the run before left it (a mesh runs tests back
+to back): each run's whole-process wall time (measured around the `jumbocheck` process, not
+its self-reported `elapsed`), probes, method and whether path MTU and PMTUD verdict are exact.
+Modes: `udp` (ping_group_range "1 0", the Debian default: the UDP fallback), `echo`
+(ICMP datagram sockets allowed, as on EL8/EL9) and `reflector` (a two-participant run's forward
+phase: the dest runs the reflector, the source a process calling jumbo.probe.measure with it,
+as the tool's `run` does; its whole-process wall time is measured the same way).
+Default scenarios: every fixed scenario plus `odd-blackhole`
+and `odd-ptb`, whose link MTU is drawn at random in 1300..8999 (not a plateau)
+for each bench run; a name like `odd-blackhole-4321` fixes it. `--flows N` runs with N flows
+instead of the spec's default 4 (each further UDP flow needs one answer of the dest's
+rate-limited ICMP budget).
+
+Anchors, side by side, after jumbocheck's runs (their UDP/ICMP use must not drain its budget):
+tracepath (bounded: -m 8, killed after 20 s), a `ping -M do -s` binary search over
 [min, local MTU] (1 s wait per ping), and upstream fwmtu's method (connected UDP socket,
-IP_MTU after connect). Per scenario: correct?, seconds, probes, ratio to each anchor, the
-information-theoretic minimum ratio, and jumbocheck's peak memory (ru_maxrss of the child).
+IP_MTU after connect).
 """
 
 import json
@@ -20,6 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "python-jumbo"))
 JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")
 PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 USER = "jumbotest"
+ALL_GROUPS = (0, 2147483647)
 
 MEASURE = r"""
 import json, resource, subprocess, sys, time
@@ -39,7 +55,37 @@ print(s.getsockopt(0, 14) if family == socket.AF_INET else s.getsockopt(41, 24))
 """
 
 
-def timed(lab, argv, timeout=60):
+REFLECTOR = r"""
+import sys, time
+from jumbo import reflector
+server = reflector.Reflector(int(sys.argv[1]), sys.argv[2], (4, 6)).open()
+print("ready", flush=True)
+server.serve(time.monotonic() + float(sys.argv[3]))
+"""
+
+FORWARD = r"""
+import json, sys
+from jumbo import probe
+try:
+    result = probe.measure({"dest": sys.argv[1], "flows": int(sys.argv[4])},
+                           reflector={"port": int(sys.argv[2]), "token": sys.argv[3]})
+except probe.ProbeError as err:
+    result = {"succeeded": False, "error": str(err)}
+print(json.dumps(result))
+"""
+
+GOODBYE = r"""
+import sys, time
+from jumbo import reflector
+reflector.say_goodbye(sys.argv[1], int(sys.argv[2]), sys.argv[3], 4, time.monotonic() + 3)
+"""
+
+
+def _library_python(script):
+    return ["env", "PYTHONPATH=" + os.path.join(ROOT, "python-jumbo"), PYTHON, "-c", script]
+
+
+def timed(lab, argv, timeout=90):
     done = lab.run("src", [PYTHON, "-c", MEASURE] + argv, user=USER, check=False,
                    timeout=timeout)
     try:
@@ -79,63 +125,127 @@ def tracepath(lab, dest, version):
     return (int(match[-1]) if match else None), hops, time.monotonic() - start
 
 
-def main(argv):
-    from lab import Lab, scenarios
-    from jumbo.probe.search import information_minimum
-    versions = (4, 6)
-    echo = "--echo" in argv
-    names = []
+def anchors(lab, dest, version, truth):
+    floor = 68 if version == 4 else 1280
+    pmtu, pprobes, psec = ping_search(lab, dest, version, floor, truth["local-mtu"])
+    tmtu, _hops, tsec = tracepath(lab, dest, version)
+    fw = lab.run("src", [PYTHON, "-c", FWMTU, dest], user=USER, check=False)
+    fwmtu = int(fw.stdout.strip()) if fw.stdout.strip().isdigit() else None
+
+    def mark(mtu):
+        return "ok" if mtu == truth["path-mtu"] else "WRONG(%s)" % mtu
+    return "ping-bisect %s %.1fs %dp | tracepath %s %.1fs | fwmtu %s" % (
+        mark(pmtu), psec, pprobes, mark(tmtu), tsec, mark(fwmtu))
+
+
+def _options(argv):
+    opts = {"versions": (4, 6), "modes": ("udp", "echo", "reflector"), "runs": 3,
+            "anchors": True, "flows": None,
+            "names": []}
     i = 0
     while i < len(argv):
-        if argv[i] == "--versions":
-            versions = tuple(int(v) for v in argv[i + 1].split(","))
+        arg = argv[i]
+        if arg in ("--versions", "--modes", "--runs", "--flows") and i + 1 < len(argv):
+            value = argv[i + 1]
+            if arg == "--versions":
+                opts["versions"] = tuple(int(v) for v in value.split(","))
+            elif arg == "--modes":
+                opts["modes"] = tuple(value.split(","))
+            elif arg == "--flows":
+                opts["flows"] = int(value)
+            else:
+                opts["runs"] = int(value)
             i += 1
-        elif not argv[i].startswith("-"):
-            names.append(argv[i])
+        elif arg == "--echo":  # the earlier spelling: echo mode only
+            opts["modes"] = ("echo",)
+        elif arg == "--no-anchors":
+            opts["anchors"] = False
+        elif not arg.startswith("-"):
+            opts["names"].append(arg)
         i += 1
-    names = names or sorted(scenarios.SCENARIOS)
-    rows = []
-    print("%-24s %2s %-5s %7s %6s %6s %8s | %-14s %-14s %-12s" % (
-        "scenario", "v", "exact", "seconds", "probes", "x-min", "rss-KB",
-        "ping-bisect", "tracepath", "fwmtu"))
-    for name in names:
-        with Lab(scenarios.get(name),
-                 ping_group_range=(0, 2147483647) if echo else None) as lab:
-            truth = lab.truth("src", "dst")
-            for version in versions:
-                dest = lab.address("dst", version)
-                run = timed(lab, [JUMBOCHECK, dest, "--json"])
-                try:
-                    result = json.loads(run["out"])
-                except ValueError:
-                    result = {}
-                exact = result.get("path-mtu") == truth["path-mtu"] and \
-                    result.get("pmtud") == truth["pmtud"]
-                seconds = result.get("elapsed") or 0.0
-                probes = result.get("probes") or 0
-                floor = 68 if version == 4 else 1280
-                minimum = information_minimum(truth["local-mtu"], floor)
-                # Anchors (after jumbocheck: their UDP/ICMP use must not drain its budget).
-                pmtu, pprobes, psec = ping_search(lab, dest, version, floor, truth["local-mtu"])
-                tmtu, thops, tsec = tracepath(lab, dest, version)
-                fw = lab.run("src", [PYTHON, "-c", FWMTU, dest], user=USER, check=False)
-                fwmtu = int(fw.stdout.strip()) if fw.stdout.strip().isdigit() else None
+    return opts
 
-                def anchor(mtu, sec, count):
-                    mark = "ok" if mtu == truth["path-mtu"] else "WRONG(%s)" % mtu
-                    ratio = (sec / seconds) if seconds else 0
-                    return "%s %.1fs x%.0f%s" % (mark, sec, ratio,
-                                                 " %dp" % count if count else "")
-                print("%-24s %2d %-5s %7.3f %6d %6.2f %8s | %-14s %-14s %-12s" % (
-                    name, version, "yes" if exact else "NO", seconds, probes,
-                    probes / float(minimum), run.get("rss_kb"),
-                    anchor(pmtu, psec, pprobes), anchor(tmtu, tsec, thops),
-                    "ok" if fwmtu == truth["path-mtu"] else "WRONG(%s)" % fwmtu))
-                sys.stdout.flush()
-                rows.append({"scenario": name, "version": version, "exact": exact,
-                             "seconds": seconds, "probes": probes, "minimum": minimum})
+
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2] if values else 0
+
+
+def main(argv):
+    from lab import Lab, scenarios
+    opts = _options(argv)
+    names = opts["names"] or sorted(scenarios.SCENARIOS) + sorted(scenarios.RANDOM_SCENARIOS)
+    load = os.getloadavg()
+    print("load average at start: %.2f %.2f %.2f on %d cores" % (load + (os.cpu_count(),)))
+    print("%-26s %-9s %1s %-6s %-26s %-22s %-10s %s" % (
+        "scenario", "mode", "v", "truth", "wall s per run", "probes per run", "method",
+        "exact per run"))
+    rows = []
+    for name in names:
+        topology = scenarios.get(name)
+        for mode in opts["modes"]:
+            with Lab(topology, ping_group_range=ALL_GROUPS if mode == "echo" else None) as lab:
+                truth = lab.truth("src", "dst")
+                token, port = None, 5545
+                if mode == "reflector":
+                    from jumbo import reflector
+                    token = reflector.new_token()
+                    server = lab.popen("dst", _library_python(REFLECTOR) + [
+                        str(port), token, "900"], user=USER)
+                    server.stdout.readline()
+                for version in opts["versions"]:
+                    dest = lab.address("dst", version)
+                    walls, probes, exacts, methods = [], [], [], set()
+                    for _ in range(opts["runs"]):
+                        if mode == "reflector":
+                            run = timed(lab, _library_python(FORWARD) + [
+                                dest, str(port), token, str(opts["flows"] or 4)])
+                        else:
+                            run = timed(lab, [JUMBOCHECK, dest, "--json"] + (
+                                ["--flows", str(opts["flows"])] if opts["flows"] else []))
+                        try:
+                            result = json.loads(run["out"])
+                        except ValueError:
+                            result = {}
+                        exact = result.get("path-mtu") == truth["path-mtu"] and \
+                            result.get("pmtud") == truth["pmtud"]
+                        walls.append(run.get("wall") or 0.0)
+                        probes.append(result.get("probes") or 0)
+                        exacts.append(exact)
+                        methods.add(result.get("method"))
+                        rows.append({"scenario": topology.name, "mode": mode,
+                                     "version": version, "wall": walls[-1],
+                                     "probes": probes[-1], "exact": exact,
+                                     "unknown": result.get("pmtud") == "unknown"
+                                     or result.get("path-mtu") is None,
+                                     "blackhole": truth["pmtud"] == "blackhole"})
+                    line = "%-26s %-9s %1d %-6s %-26s %-22s %-10s %s" % (
+                        topology.name, mode, version, truth["path-mtu"],
+                        " ".join("%.2f" % w for w in walls),
+                        " ".join(str(p) for p in probes),
+                        ",".join(sorted(str(m) for m in methods)),
+                        " ".join("yes" if e else "NO" for e in exacts))
+                    if opts["anchors"] and mode == opts["modes"][0]:
+                        line += "  || " + anchors(lab, dest, version, truth)
+                    print(line)
+                    sys.stdout.flush()
+                if mode == "reflector":
+                    lab.run("src", _library_python(GOODBYE) + [lab.address("dst", 4), str(port),
+                                                               token], user=USER, check=False)
     wrong = [r for r in rows if not r["exact"]]
-    print("\n%d runs, %d exact; jumbocheck median %.3f s; x-min = probes / ceil(log2(sizes))"
-          % (len(rows), len(rows) - len(wrong),
-             sorted(r["seconds"] for r in rows)[len(rows) // 2] if rows else 0))
+    print("\n%d runs, %d exact, %d unknown; median probes per run %d" % (
+        len(rows), len(rows) - len(wrong), sum(r["unknown"] for r in rows),
+        _median([r["probes"] for r in rows])))
+    for mode in opts["modes"]:
+        for version in opts["versions"]:
+            part = [r for r in rows if r["mode"] == mode and r["version"] == version]
+            holes = [r for r in part if r["blackhole"]]
+            if part:
+                print("  %-9s IPv%d: wall max %.2f s (black holes %.2f s), median %.2f s; "
+                      "median probes %d" % (mode, version, max(r["wall"] for r in part),
+                                            max([r["wall"] for r in holes] or [0]),
+                                            _median([r["wall"] for r in part]),
+                                            _median([r["probes"] for r in part])))
+    load = os.getloadavg()
+    print("load average at end: %.2f %.2f %.2f" % load)
     return 1 if wrong else 0

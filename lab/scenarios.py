@@ -4,7 +4,13 @@ Every scenario has two hosts `src` and `dst` (plus routers); `Topology.truth`
 gives the true path MTU and PMTUD verdict for both directions.
 """
 
+import random
+
 from .topology import Node, Topology
+
+# Link MTUs real networks have: a size drawn for a "non-plateau" scenario avoids them (and
+# the sizes right next to them), so a search cannot get it right by trying plateaus first.
+PLATEAU_SIZES = (1280, 1500, 4470, 8950, 9000, 9216)
 
 
 def _chain(name, mtus, description, router_opts=None, routes=None):
@@ -103,6 +109,38 @@ def asymmetric():
                     description="forward path jumbo, reverse path 1500 (PTB sent)")
 
 
+def odd_size(rng=None, low=1300, high=8999):
+    """A link MTU drawn at random in [low, high], at least 2 bytes from every plateau."""
+    rng = rng or random.SystemRandom()
+    while True:
+        size = rng.randint(low, high)
+        if all(abs(size - p) > 2 for p in PLATEAU_SIZES):
+            return size
+
+
+def odd_blackhole(size=None):
+    """Jumbo hosts, a link of a non-plateau MTU in the middle whose router drops PTB."""
+    size = size or odd_size()
+    return _chain("odd-blackhole-%d" % size, [9000, size, 9000],
+                  "black hole at a non-plateau %d-byte link (router drops PTB)" % size,
+                  router_opts={"r1": {"drop_ptb": True}})
+
+
+def odd_ptb(size=None):
+    """Jumbo hosts, a link of a non-plateau MTU in the middle, PTB sent."""
+    size = size or odd_size()
+    return _chain("odd-ptb-%d" % size, [9000, size, 9000],
+                  "a non-plateau %d-byte link in the middle, PTB sent" % size)
+
+
+# Scenarios whose link MTU is drawn per call (see odd_size); not in SCENARIOS, whose
+# topologies are fixed.
+RANDOM_SCENARIOS = {
+    "odd-blackhole": odd_blackhole,
+    "odd-ptb": odd_ptb,
+}
+
+
 SCENARIOS = {
     "clean-jumbo": clean_jumbo,
     "all-standard": all_standard,
@@ -122,7 +160,14 @@ SCENARIOS = {
 
 
 def get(name):
+    """A scenario by name; `odd-blackhole` / `odd-ptb` draw their size, `odd-ptb-4321` fixes it."""
+    base, _, size = name.rpartition("-")
+    if base in RANDOM_SCENARIOS and size.isdigit():
+        return RANDOM_SCENARIOS[base](int(size))
+    if name in RANDOM_SCENARIOS:
+        return RANDOM_SCENARIOS[name]()
     try:
         return SCENARIOS[name]()
     except KeyError:
-        raise KeyError("unknown scenario %r (known: %s)" % (name, ", ".join(sorted(SCENARIOS))))
+        known = sorted(SCENARIOS) + sorted(RANDOM_SCENARIOS)
+        raise KeyError("unknown scenario %r (known: %s)" % (name, ", ".join(known)))

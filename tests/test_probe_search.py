@@ -6,12 +6,12 @@ from jumbo.probe.search import SizeSearch, information_minimum, useful_ptb
 
 
 def simulate(mtu, local_max=9000, ptb=False, loss=0.0, seed=1, version=4, stages=None,
-             rounds=60):
+             rounds=60, train=2):
     """A path as stages [(link MTU, sends PTB)], in path order (default: one stage `mtu`).
     A probe fails at the first stage narrower than it; `loss` drops probes and answers."""
     rng = random.Random(seed)
     stages = stages or [(mtu, ptb)]
-    search = SizeSearch(local_max, 68 if version == 4 else 1280, version=version)
+    search = SizeSearch(local_max, 68 if version == 4 else 1280, version=version, train=train)
     probes = 0
     for _ in range(rounds):
         sizes = search.next_round()

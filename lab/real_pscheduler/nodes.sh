@@ -182,7 +182,9 @@ build_shared() {
   # This project, exactly as debian/rules and rpm/*.spec install it (only the prefix differs)
   sh "$PROJECT/scripts/pkg-install.sh" library "$PROJECT/python-jumbo/jumbo" "$PYLIB" "$RPS/bin" /usr/bin/python3
   local pair
-  for pair in test/pmtu:pscheduler-test-pmtu/pmtu tool/jumbocheck:pscheduler-tool-jumbocheck/jumbocheck \
+  for pair in test/pmtu:pscheduler-test-pmtu/pmtu \
+              test/jumbo-throughput:pscheduler-test-jumbo-throughput/jumbo-throughput \
+              tool/jumbocheck:pscheduler-tool-jumbocheck/jumbocheck \
               archiver/jumbo:pscheduler-archiver-jumbo/jumbo; do
     sh "$PROJECT/scripts/pkg-install.sh" plugin "$PROJECT/${pair#*:}" "$CLASSES/${pair%%:*}"
   done

@@ -48,6 +48,8 @@ import struct
 import threading
 import time
 
+from .probe import transport as probe_transport
+
 PROTOCOL = 1
 MAGIC = b"JMBO"
 HEADER = struct.Struct("!4sBBBBHHI8s")  # 24 bytes, then the 16-byte mac
@@ -80,11 +82,13 @@ RATE_BYTES = 16000000.0   # reply bytes per second
 BURST_BYTES = 4000000.0
 
 # Source side search parameters.
-HELLO_WINDOW = 4.0        # seconds p0 keeps greeting p1 (covers start-up and clock skew)
+# Seconds p0 keeps greeting p1 (p0 already waited the runner's START_WAIT for p1's start-up
+# and clock skew, and the forward phase has usually talked to the reflector already).
+HELLO_WINDOW = 2.5
 HELLO_INTERVAL = 0.25
 SIZES_PER_ROUND = 24      # probe sizes sent per round trip
 CONFIRM = 3               # silences needed before a size counts as not crossing
-MAX_ROUNDS = 12
+MAX_ROUNDS = 8
 MAX_FLOWS = 8             # reverse flows searched side by side (distinct source ports)
 PACE_BYTES = 48000        # requests sent back to back before a short pause
 PACE_PAUSE = 0.002
@@ -384,7 +388,12 @@ class Reflector(object):
                 self.stats["too-large"] += 1
                 return
             total = size - overhead
-            reply = encode(self.key, b"A", PROBE | ANSWER, seq, nonce, size=size, total=total)
+            # The size that arrived, when the reply has room for it: a forward probe (a big
+            # DF request asking for a small reply) is answered with what crossed.
+            said = struct.pack("!H", min(received, 65535)) \
+                if total >= HEADER_LEN + 2 else b""
+            reply = encode(self.key, b"A", PROBE | ANSWER, seq, nonce, size=size, body=said,
+                           total=total)
         elif kind == HELLO:
             reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce)
         elif kind == STATUS:
@@ -767,7 +776,7 @@ def _search(clients, answer, floor, ceiling, timeout, deadline, started):
                            % (answer["reflector"], hello_until - started))
         return answer
     answer["rtt"] = round(rtt, 6)
-    wait = min(max(timeout, 0.05), max(0.15, 8 * rtt))
+    wait = _round_wait(timeout, rtt)
 
     # 2. The size searches, one per flow, round by round; LIMIT refusals are the dest host's
     #    own limit and count for every flow.
@@ -902,11 +911,122 @@ def say_goodbye(address, port, token, version, deadline, wait=0.3):
         client.close()
 
 
+# ----------------------------------------------------------------------------------------------
+# Forward probing through the reflector (p0 -> p1): a probe transport for jumbo.probe
+
+
+class ForwardTransport(probe_transport._SocketTransport):
+    """A jumbo.probe transport ("reflector"): each probe is a token-signed PROBE request of the
+    exact size, sent with DF set and no local fragmentation, asking for the smallest reply;
+    the reflector's answer (carrying the size it received) proves the size crossed the
+    forward path. The dest spends no ICMP budget on it, so every probe can be answered;
+    routers' frag-needed / packet-too-big and time-exceeded come back on the socket error
+    queue as for the UDP transport. One socket, hence one source port, per flow (ECMP)."""
+
+    name = "reflector"
+    arrival_limited = False
+
+    def __init__(self, dest_ip, version, port, token, source=None, flows=1):
+        probe_transport._SocketTransport.__init__(self, dest_ip, version, source, flows)
+        self.key = token_key(token)
+        self.port = port
+        self.flow_nonce = os.urandom(8)
+        self.ports = []
+        # The smallest reply that carries the received size.
+        self.reply_size = IP_HEADER[version] + UDP_HEADER + HEADER_LEN + 2
+        self.received = {}
+        try:
+            for _ in range(flows):
+                sock = socket.socket(self.family, socket.SOCK_DGRAM)
+                self._df_options(sock)
+                if source:
+                    sock.bind((source, 0))
+                sock.connect((dest_ip, port))
+                sock.setblocking(False)
+                _big_buffers(sock)
+                self.socks.append(sock)
+                self.by_fd[sock.fileno()] = sock
+                self.ports.append(sock.getsockname()[1])
+        except OSError as err:
+            self.close()
+            raise probe_transport._socket_problem(err, dest_ip, version, source)
+
+    def send(self, size, flow=0, ttl=None, kind=PROBE):
+        probe = self.next_id
+        self.next_id += 1
+        message = encode(self.key, b"Q", kind, probe, self.flow_nonce,
+                         size=min(self.reply_size, size), total=size - self.overhead)
+        self._send_bytes(self.socks[flow], message, ttl)
+        return probe
+
+    def hello(self, deadline):
+        """True when the reflector answers a HELLO before `deadline` (time.monotonic())."""
+        while time.monotonic() < deadline:
+            self.send(0, 0, None, kind=HELLO)
+            self.sent -= 1  # not a probe
+            until = min(deadline, time.monotonic() + 0.2)
+            while time.monotonic() < until:
+                events = self.poll(until)
+                if any(e.kind == probe_transport.ARRIVED for e in events):
+                    return True
+                if any(e.kind == probe_transport.UNREACH for e in events):
+                    return False  # nothing listens on the port (or it is filtered)
+        return False
+
+    def _error_event(self, data, anc):
+        event = probe_transport._SocketTransport._error_event(self, data, anc)
+        if event is not None and event.kind == probe_transport.ARRIVED:
+            # A port unreachable from the dest: no reflector there, not an arrival (only
+            # the reflector's own answer proves one).
+            event.kind = probe_transport.UNREACH
+        return event
+
+    def _probe_from_quote(self, data):
+        # The quote starts with our request's header (routers quote at least that much).
+        if len(data) >= HEADER.size:
+            fields = HEADER.unpack(data[:HEADER.size])
+            if fields[0] == MAGIC and fields[8] == self.flow_nonce:
+                return fields[7]
+        return None
+
+    def _read_replies(self, sock):
+        events = []
+        for _ in range(256):
+            try:
+                data = sock.recv(65535, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                continue  # a pending ICMP error surfaced; the error queue holds it
+            message = decode(self.key, b"A", data)
+            if message is None or message[2] != self.flow_nonce:
+                continue
+            kind, seq, _nonce, _size, body = message
+            if kind not in (PROBE | ANSWER, HELLO | ANSWER):
+                continue
+            if len(body) == 2:
+                self.received[seq] = struct.unpack("!H", body)[0]
+            events.append(probe_transport.Event(seq, probe_transport.ARRIVED,
+                                                source=self.dest_ip))
+        return events
+
+    def flow_info(self, flow):
+        return {"source-port": self.ports[flow], "flow-label": None}
+
+
+def _round_wait(timeout, rtt):
+    """How long a round waits for its replies: three round trips (replies come back to back
+    one round trip after the requests), at least 0.15 s, at most `timeout`."""
+    return min(max(timeout, 0.05), max(0.15, 3 * rtt + 0.05))
+
+
 def max_duration(spec):
-    """Upper bound, in seconds, of measure_reverse for a spec (pure function of the spec)."""
+    """Upper bound, in seconds, of measure_reverse for a spec (pure function of the spec):
+    the hello window, MAX_ROUNDS rounds and two STATUS tries, each round budgeted a full
+    `timeout` (a round waits three round trips, at most `timeout`: the bound holds for any
+    RTT up to a third of it, 0.3 s with the default). measure_reverse stops at this deadline
+    (a search cut short says so: its answer is then a lower bound)."""
     from .spec import duration_seconds_or_none
     timeout = duration_seconds_or_none((spec or {}).get("timeout") or "PT1S") or 1.0
-    # The per-round wait is min(timeout, max(0.15, 8 rtt)); budget a full `timeout` per round
-    # so the bound holds on any RTT.
     wait = max(timeout, 0.15)
-    return HELLO_WINDOW + MAX_ROUNDS * wait + STATUS_TRIES * max(wait, 0.3) + 0.5
+    return round(HELLO_WINDOW + MAX_ROUNDS * wait + 2 * max(wait, 0.3) + 0.5, 3)

@@ -7,7 +7,8 @@ tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.pair.interna
 both tests share one run path below; only the result differs (jumbo.pair.assemble).
 
 Participants (from the test's `participants`):
-  p0 = the source = the lead: probes the forward path (jumbo.probe), measures the reverse path
+  p0 = the source = the lead: probes the forward path (jumbo.probe; through p1's reflector
+       when p1 takes part, which spends no ICMP budget on the dest), measures the reverse path
        against p1's reflector (jumbo.reflector) and runs the iperf3 clients (jumbo.throughput);
   p1 = the dest, present only when the spec asks for `reverse` or `throughput`: runs the
        reflector (UDP) and, for the throughput phase, one `iperf3 -s` for this run's legs.
@@ -374,13 +375,19 @@ def _resolve(host, version):
         raise RunError(str(err))
 
 
-def _forward(run):
+def _forward(run, peer=None):
     """The forward phase: (result dict or None, error or None). The engine keeps itself
-    within jumbo.probe.max_duration(spec), which the slot includes."""
+    within jumbo.probe.max_duration(spec), which the slot includes. With the dest's
+    participant data (`peer`), forward probes go through its reflector (no ICMP budget
+    spent on the dest; the engine falls back to echo / UDP if it does not answer)."""
     from . import probe
     spec = dict(run.full)
+    via = None
+    if peer is not None and isinstance(peer.get("reflector-port"), int) \
+            and isinstance(peer.get("_token"), str):
+        via = {"port": peer["reflector-port"], "token": peer["_token"]}
     try:
-        outcome = probe.measure(spec)
+        outcome = probe.measure(spec, reflector=via) if via else probe.measure(spec)
     except probe.ProbeError as err:
         return None, str(err)
     if not isinstance(outcome, dict):
@@ -398,7 +405,20 @@ def _run_source(run):
             "the path MTU was not measured within its %g s budget: the jumbo leg tries 9000 "
             "and the stall check decides" % run.budget["forward"])
     else:
-        forward, forward_error = _forward(run)
+        early_peer = None
+        needed = sum(run.budget.values())
+        if run.two and run.end - run.start >= needed:
+            try:
+                early_peer = run.peer()
+            except RunError:
+                early_peer = None  # reported below
+            if early_peer is not None:
+                # Forward probes go through p1's reflector: give it its start-up time first
+                # (the START_WAIT the slot already has). A slot shorter than the budget (a
+                # clock that jumped) has no room for it: then the forward phase probes
+                # single-ended.
+                _sleep_until(run.start + START_WAIT)
+        forward, forward_error = _forward(run, early_peer)
     if forward is not None and forward.get("succeeded") is False and not forward_error:
         forward_error = forward.get("error") or "the forward measurement failed"
 

@@ -192,7 +192,9 @@ RESULT_V1 = {
         "jumbo": {"type": ["boolean", "null"]},
         "pmtud": {"$ref": "#/definitions/pmtud"},
         "blackhole": BLACKHOLE,
-        "method": {"type": "string"},
+        # Which forward probes answered: ICMP echo, UDP to a closed port (the dest's ICMP
+        # port unreachable), or the dest participant's reflector.
+        "method": {"enum": ["icmp-echo", "udp", "reflector", None]},
         "ip-version": {"$ref": "#/definitions/ip-version"},
         "dest-ip": {"type": ["string", "null"]},
         "elapsed": {"type": "number", "minimum": 0},

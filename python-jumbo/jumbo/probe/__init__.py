@@ -1,7 +1,7 @@
 """The path-MTU probing engine: exact forward path MTU, PMTUD health, black holes, hops, flows.
 
 Public API:
-    measure(spec) -> result dict (the test's result object, succeeded true)
+    measure(spec, reflector=None) -> result dict (the test's result object, succeeded true)
     max_duration(spec) -> seconds a measure() with this spec can take at most
     ProbeError: raised with an operator-readable message when nothing can be measured
                 (unresolvable dest, no route, missing IP version, no answer at all)
@@ -31,13 +31,17 @@ def max_duration(spec):
     return _max_duration(_with_defaults(spec))
 
 
-def measure(spec):
-    """Measure the path described by `spec`; raises ProbeError when it cannot."""
+def measure(spec, reflector=None):
+    """Measure the path described by `spec`; raises ProbeError when it cannot.
+
+    `reflector`: {"port": int, "token": hex} of the dest participant's reflector (jumbo.
+    reflector) in two-participant runs: forward probes then go through it (method
+    "reflector"), falling back to ICMP echo / UDP when it does not answer."""
     full = _with_defaults(spec)
     if not full.get("dest"):
         raise ProbeError("No dest given")
     try:
-        return Engine(full).run()
+        return Engine(full, reflector=reflector).run()
     except ProbeError:
         raise
     except OSError as err:

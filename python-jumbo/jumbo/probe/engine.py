@@ -1,16 +1,41 @@
 """The measurement: transports + per-flow size searches + TTL scans -> the result object."""
 
+import os
 import socket
 import time
 
 from . import transport as tp
-from .search import SizeSearch, useful_ptb
+from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
 
 MAX_TTL = 30
-PRIMARY_ROUNDS = 24
+# JUMBO_PROBE_DEBUG=1: every round's probes and outcomes on stderr (for developers).
+DEBUG = bool(os.environ.get("JUMBO_PROBE_DEBUG"))
+PRIMARY_ROUNDS = 40
 SECONDARY_ROUNDS = 16
-MIN_WAIT = 0.02
-SETUP_SECONDS = 1.5
+# Silence is declared after max(WAIT_RTTS round trips, MIN_WAIT) once an RTT is known: a
+# late answer still counts when it comes (an arrival is proof at any time).
+MIN_WAIT = 0.015
+WAIT_RTTS = 3.0
+# Before anything answered: resend the first train this often (a dest whose ICMP budget is
+# spent answers again within a second; resending finds that moment without guessing it).
+CONTACT_RETRY = 0.5
+# Nothing answered at all within this: the dest does not answer (an error, not a wait).
+CONTACT_SECONDS = 3.0
+# The slowest round trip the time bound is made for (intercontinental paths).
+WORST_RTT = 0.3
+SETUP_SECONDS = 0.5
+# Seconds budgeted for the primary search: 4 answered rounds a second apart (an IPv4 dest
+# answering UDP once a second, the first answer up to a second late), plus the round trips;
+# silence (a train's silences are settled by its first answer, one round trip).
+SEARCH_SECONDS = 4 * 1.0 + 2 * WORST_RTT
+# Each further flow: one answer of the dest's budget (1/s IPv4; the round trip overlaps);
+# through the dest's reflector answers are free and the flows go together (a round trip).
+FLOW_SECONDS = 1.0
+FLOW_SECONDS_REFLECTOR = WORST_RTT
+# Greeting the dest's reflector (two-participant runs) before probing through it.
+HELLO_SECONDS = 1.0
+# Locating a black hole (one TTL scan) and the per-hop scan with `hops`.
+SCAN_SECONDS = 2.5
 
 
 def _timeout_seconds(spec):
@@ -27,13 +52,18 @@ def _timeout_seconds(spec):
 def max_duration(spec):
     """Upper bound, in seconds, of a measurement with this spec (defaults filled in).
 
-    Every round waits at most `timeout`; the size searches have a fixed number of rounds, the
-    TTL scans one round per hop, and the whole run also stops at this bound."""
-    t = _timeout_seconds(spec)
-    flows = int(spec.get("flows", 4))
-    scan_rounds = 2 * MAX_TTL if spec.get("hops") else MAX_TTL
-    return round(SETUP_SECONDS + 0.05 * flows + t * (PRIMARY_ROUNDS + SECONDARY_ROUNDS)
-                 + t * scan_rounds, 3)
+    Built from the engine's own worst case, not from round counts times `timeout`: the
+    primary search (SEARCH_SECONDS: a rate-limited IPv4 dest, RTT up to WORST_RTT), one
+    answer per further flow, one TTL scan to locate a black hole, one more with `hops`.
+    The engine stops itself at this bound (what is unconfirmed by then is said so)."""
+    flows = max(1, int(spec.get("flows", 4)))
+    scans = 2 if spec.get("hops") else 1
+    # The dest participant runs the reflector when the spec asks for it (the runner then
+    # probes through it; without an answer the engine falls back within the same bound).
+    two = bool(spec.get("reverse")) or spec.get("throughput") is not None
+    per_flow = FLOW_SECONDS_REFLECTOR if two else FLOW_SECONDS
+    return round(SETUP_SECONDS + (HELLO_SECONDS if two else 0.0) + SEARCH_SECONDS
+                 + per_flow * (flows - 1) + SCAN_SECONDS * scans, 3)
 
 
 def iso_duration(seconds):
@@ -60,6 +90,7 @@ class _Flow(object):
         self.tflow = tflow
         self.search = search
         self.ptb = []
+        self.plan = None  # the search's next round, until it is sent
 
 
 class _Bucket(object):
@@ -82,14 +113,22 @@ class _Bucket(object):
         self.level()
         self.tokens = max(self.tokens - 1.0, 0.0)
 
-    def empty(self):
+    def empty(self, since=None):
+        """The dest refused an answer at `since` (default now): its budget was below one
+        answer then, and at least a whole answer has accrued 1/rate later."""
         self.level()
-        self.tokens = min(self.tokens, 0.0)
+        if since is None:
+            self.tokens = min(self.tokens, 0.0)
+        else:
+            self.tokens = min(self.tokens, (time.monotonic() - since) * self.rate)
 
 
 class Engine(object):
-    def __init__(self, spec):
+    def __init__(self, spec, reflector=None):
+        """`reflector`: {"port", "token"} of the dest participant's reflector, when there is
+        one (two-participant runs): forward probes then go through it."""
         self.spec = spec
+        self.reflector = reflector
         self.start = time.monotonic()
         self.deadline = self.start + max_duration(spec) - 0.2
         self.cap = _timeout_seconds(spec)
@@ -100,13 +139,22 @@ class Engine(object):
         self.transports = []
         self.diags = []
         self.order = 0
+        self.answered = False
+        self.proven = 0
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def _wait_limit(self):
         if self.srtt is None:
-            return self.cap
-        return min(self.cap, max(4 * self.srtt, MIN_WAIT))
+            return min(self.cap, CONTACT_RETRY)
+        return min(self.cap, max(WAIT_RTTS * self.srtt, MIN_WAIT))
+
+    def _free_train(self):
+        """Sizes per round when answers are free: short rounds on short paths (probes cost
+        more than round trips), longer trains as round trips grow."""
+        if self.srtt is None or self.srtt < 0.02:
+            return 1
+        return 3 if self.srtt < 0.1 else 7
 
     def _handle(self, transport, event):
         probe = self.pending.get((id(transport), event.probe))
@@ -119,8 +167,13 @@ class Engine(object):
         if event.kind in (tp.ARRIVED, tp.TTL):
             sample = event.when - probe.sent
             self.srtt = sample if self.srtt is None else 0.75 * self.srtt + 0.25 * sample
-        if event.kind == tp.ARRIVED and transport.arrival_limited:
-            self.bucket.take()
+        if event.kind == tp.ARRIVED:
+            self.answered = True
+            # The largest size any flow got across: a smaller silent one met a spent budget
+            # (or loss), not an MTU.
+            self.proven = max(self.proven, probe.size)
+            if transport.arrival_limited:
+                self.bucket.take()
         search = probe.flow.search
         if event.kind == tp.TOO_BIG:
             entry = {"from": event.source, "mtu": event.mtu, "size": probe.size,
@@ -152,6 +205,17 @@ class Engine(object):
             for fd in transport.fds():
                 fds[fd] = transport
         left = max(0.0, until - time.monotonic())
+        silent = [t for t in self.transports if not t.fds()]
+        if silent:
+            # Transports without descriptors are polled (each waits at most until `until`).
+            got = False
+            for transport in silent:
+                for event in transport.poll(until if not got else time.monotonic()):
+                    got = True
+                    self._handle(transport, event)
+            if got or not fds:
+                return got
+            left = 0.0
         ready = select.select(list(fds), [], [], left)[0] if fds else []
         seen = set()
         for fd in ready:
@@ -202,6 +266,12 @@ class Engine(object):
             self._collect(limit)
             if self.srtt is not None:
                 limit = min(limit, max(p.sent for p in probes) + self._wait_limit())
+        self._account_budget(probes)
+        if DEBUG:
+            import sys
+            sys.stderr.write("%.3f %s\n" % (time.monotonic() - self.start, " ".join(
+                "%s%d%s:%s" % ("f%d/" % p.flow.tflow, p.size, "t%d" % p.ttl if p.ttl else "",
+                               (p.outcome or "-")[:3]) for p in probes)))
         for probe in probes:
             if probe.outcome is None:
                 probe.outcome = "silent"
@@ -210,20 +280,42 @@ class Engine(object):
                     search = probe.flow.search
                     limited = probe.flow.transport.arrival_limited
                     if search.lo is not None and probe.size <= search.lo:
-                        search.lost()
-                        if limited:
-                            # A size that crosses got no answer: the dest's answer budget is
-                            # spent (perhaps by an earlier run) or the answer was lost. Wait
-                            # for it to refill rather than spend rounds on silence.
-                            self.bucket.empty()
+                        if not limited:
+                            search.lost()
+                        # (Rate-limited: a size that crosses got no answer because the
+                        # dest's budget went to a larger one first, or is spent: no loss.)
+                    elif limited and self._after_answer(probe, probes):
+                        pass  # sent after an answered larger size: the budget, not a sign
                     else:
-                        if limited and not ordered and probe.size == self.min_size \
-                                and self.srtt is not None:
-                            # The dest answered before (other flows, other probes) but not
-                            # the minimum size now: its budget is spent, or this was lost.
-                            self.bucket.empty()
                         search.failed_sign(probe.size, ordered=ordered)
         return probes
+
+    def _account_budget(self, probes):
+        """Our model of the dest's answer budget after a rate-limited round: every size at or
+        below the largest answered one arrived; fewer answers than that means the budget ran
+        dry during the round, no answer at all that it was dry when the round arrived."""
+        sent = [p for p in probes if p.ttl is None and p.flow.transport.arrival_limited
+                and p.outcome != tp.LOCAL]
+        if not sent:
+            return
+        answered = [p for p in sent if p.outcome == tp.ARRIVED]
+        if not answered:
+            # Silence where a size known to cross went: the budget was dry (or the answer
+            # was lost). PTBs and silences above the path MTU say nothing about it.
+            if any(p.size <= self.proven and p.outcome is None for p in sent):
+                self.bucket.empty(since=min(p.sent for p in sent))
+            return
+        top = max(p.size for p in answered)
+        crossing = [p for p in sent if p.size <= top]
+        if len(answered) < len(crossing):
+            self.bucket.empty(since=max(p.sent for p in sent))
+
+    @staticmethod
+    def _after_answer(probe, probes):
+        """A rate-limited probe sent after an answered, larger-or-equal probe of its flow."""
+        return any(other.group == probe.group and other.order < probe.order
+                   and other.outcome == tp.ARRIVED and other.size >= probe.size
+                   for other in probes)
 
     @staticmethod
     def _superseded(probe, probes):
@@ -234,13 +326,18 @@ class Engine(object):
                    and other.outcome in (tp.ARRIVED, tp.TTL, tp.TOO_BIG) for other in probes)
 
     def _complete(self, probes):
-        return all(p.outcome is not None or self._superseded(p, probes) for p in probes)
+        """Every probe is answered, superseded, or (rate-limited) sent after an answered
+        larger one of its flow: the dest's budget went to that one, nothing more will come."""
+        return all(p.outcome is not None or self._superseded(p, probes)
+                   or (p.ttl is None and p.flow.transport.arrival_limited
+                       and self._after_answer(p, probes)) for p in probes)
 
     # -- phases -----------------------------------------------------------------------------
 
     def _new_search(self, arrival_limited):
         return SizeSearch(self.local_max, self.min_size, version=self.version,
-                          arrival_limited=arrival_limited, target=self.spec.get("target-mtu"))
+                          arrival_limited=arrival_limited, target=self.spec.get("target-mtu"),
+                          train=LIMITED_TRAIN if arrival_limited else 1)
 
     def _search_rounds(self, flows, rounds):
         """Rounds until every flow is done; flows whose arrivals are rate-limited take part
@@ -250,9 +347,20 @@ class Engine(object):
             active = [f for f in flows if not f.search.done() and f.search.rounds < rounds]
             if not active:
                 return
-            limited = [f for f in active if f.transport.arrival_limited]
-            free = [f for f in active if not f.transport.arrival_limited]
+            if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
+                return  # the dest never answered: no point waiting for the time bound
+            for flow in active:
+                if not flow.transport.arrival_limited:
+                    flow.search.train = self._free_train()
+            for flow in active:
+                if flow.plan is None:
+                    flow.plan = flow.search.next_round()
+            free = [f for f in active if not f.transport.arrival_limited
+                    or not self._needs_answer(f)]
+            limited = [f for f in active if f not in free]
             if limited:
+                # Each of these rounds needs one answer from the dest's rate-limited budget:
+                # as many flows as it holds answers, at least one (after waiting for it).
                 level = self.bucket.level()
                 if level < 1.0 and not free:
                     self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
@@ -263,8 +371,9 @@ class Engine(object):
                 turn += count
             items = []
             for flow in free + limited:
-                for size in flow.search.next_round():
+                for size in flow.plan or []:
                     items.append((flow, size, None))
+                flow.plan = None
             if not items:
                 return
             self.round(items, pace=False)
@@ -276,6 +385,55 @@ class Engine(object):
                     flow.search.holes_elsewhere |= holes
                     if flow.search.rounds:
                         flow.search.priors |= known
+
+    def _first_round(self, leads, others):
+        """The first round: each of `others` (the flows that will verify the leads' answer)
+        sends the local MTU ahead of the leads' first rounds (with UDP, the lead's whole
+        train, see below). On a clean path every flow is done at once, each with the first
+        answer it gets: a rate-limited dest's budget goes to answers that settle a flow, not
+        to sizes below one that crossed."""
+        items = []
+        plans = [(flow, flow.search.next_round()) for flow in leads]
+        lead_plan = plans[0][1] if plans else []
+        shared = len(leads) == 1 and leads[0].transport.arrival_limited
+        for flow in others:
+            flow.search.rounds += 1
+            # Only UDP: every flow sends the plateau part of the lead's train, and the round
+            # goes out largest size first across the flows. The dest's answers go to the first arrivals, one
+            # per flow at the size that crosses: a fresh budget (burst of 6) settles several
+            # flows in this one round instead of one flow a second.
+            if shared:
+                # The train's plateau sizes (and the size above each), the local MTU and the
+                # minimum: what settles the usual paths; odd sizes are the lead's to find.
+                marks = flow.search.plateaus | set(p + 1 for p in flow.search.plateaus)
+                plan = [size for size in lead_plan if size in marks
+                        or size in (self.local_max, self.min_size)]
+            else:
+                plan = [self.local_max]
+            plans.append((flow, plan))
+        if shared:
+            order = dict((id(flow), index) for index, (flow, _plan) in enumerate(plans))
+            for flow, plan in plans:
+                items.extend((flow, size, None) for size in plan)
+            items.sort(key=lambda item: (-item[1], order[id(item[0])]))
+        else:
+            for flow, plan in plans[len(leads):] + plans[:len(leads)]:
+                items.extend((flow, size, None) for size in plan)
+        self.round(items, pace=False)
+
+    @staticmethod
+    def _needs_answer(flow):
+        """Whether the flow's planned round can only be read from the dest's (rate-limited)
+        answer: some size in it may reach the dest. Sizes proven to fail (a PTB, or
+        silences the search holds as failures) meet a router or nothing, not the dest."""
+        search = flow.search
+        for size in flow.plan or []:
+            if size in search.answered or search._covered(size):
+                continue
+            if size in search.failed and search.votes.get(size):
+                continue
+            return True
+        return False
 
     def scan(self, flow, big, small, full):
         """TTL-limited probes of `big` and `small` bytes, hop by hop: where big packets stop
@@ -293,7 +451,11 @@ class Engine(object):
                 b = probes[0]
                 s = probes[-1]
                 if b.outcome in (tp.TTL, tp.ARRIVED):
-                    hop = {"ttl": ttl, "ip": b.event.source, "mtu": current,
+                    # `current` reaching a hop proves the path up to it carries `current`;
+                    # it is the hop's MTU only when nothing larger could be sent (the local
+                    # MTU) or a PTB / the search named it (full scans lower `current` so).
+                    hop = {"ttl": ttl, "ip": b.event.source,
+                           "mtu": current if (full or current >= self.local_max) else None,
                            "rtt": iso_duration(b.event.when - b.sent)}
                     reached = b.outcome == tp.ARRIVED
                     continue
@@ -373,10 +535,17 @@ class Engine(object):
                                 % (self.local_max, self.min_size))
         nflows = int(self.spec.get("flows", 4))
         self.bucket = _Bucket(1.0 if self.version == 4 else 4.0)
+        forward = self._reflector_transport(nflows, device_mtu)
         udp = tp.UdpTransport(self.dest_ip, self.version, self.source, flows=nflows)
         udp.max_size = device_mtu
         self.transports.append(udp)
         echo = None
+        if forward is not None:
+            try:
+                return self._measure(udp, None, nflows, iface, forward)
+            finally:
+                for transport in self.transports:
+                    transport.close()
         try:
             echo = tp.EchoTransport(self.dest_ip, self.version, self.source)
             echo.max_size = device_mtu
@@ -389,12 +558,42 @@ class Engine(object):
             for transport in self.transports:
                 transport.close()
 
-    def _measure(self, udp, echo, nflows, iface):
+    def _reflector_transport(self, nflows, device_mtu):
+        """The dest's reflector as a transport when it answers a HELLO, else None (with a
+        diag): the run then probes single-ended (echo, UDP)."""
+        if not self.reflector:
+            return None
+        from .. import reflector as refl
+        try:
+            forward = refl.ForwardTransport(self.dest_ip, self.version,
+                                            int(self.reflector["port"]),
+                                            self.reflector["token"], self.source,
+                                            flows=nflows)
+        except (tp.ProbeError, ValueError, KeyError, TypeError) as err:
+            self.diags.append("forward probing through the reflector not possible: %s" % err)
+            return None
+        forward.max_size = device_mtu
+        if not forward.hello(time.monotonic() + HELLO_SECONDS):
+            forward.close()
+            self.diags.append("the dest's reflector did not answer: probing single-ended")
+            return None
+        self.transports.append(forward)
+        return forward
+
+    def _measure(self, udp, echo, nflows, iface, forward=None):
         udp_flows = [_Flow(udp, i, self._new_search(True)) for i in range(nflows)]
         method = "udp"
+        if forward is not None:
+            # Every flow through the reflector: answers are free, each flow its own port.
+            udp_flows = [_Flow(forward, i, self._new_search(False)) for i in range(nflows)]
+            method = "reflector"
         if echo is not None:
             echo_flow = _Flow(echo, 0, self._new_search(False))
-            self._search_rounds([echo_flow, udp_flows[0]], 1)
+            # Echo answers are free: the UDP flow only checks, with two probes, whether the
+            # dest answers UDP at all (a full train would spend probes for nothing).
+            udp_flows[0].search.train = 2
+            self._first_round([echo_flow, udp_flows[0]], udp_flows[1:nflows - 1])
+            udp_flows[0].search.train = LIMITED_TRAIN
             if echo_flow.search.lo is None and udp_flows[0].search.lo is not None:
                 # The dest answers UDP: a silent echo round may be loss, ask twice more.
                 self._search_rounds([echo_flow], 3)
@@ -408,6 +607,7 @@ class Engine(object):
                 self.transports.remove(echo)
         else:
             flows = udp_flows
+            self._first_round(flows[:1], flows[1:])
         primary = flows[0]
         self._search_rounds([primary], PRIMARY_ROUNDS)
         if primary.search.lo is None:
@@ -538,8 +738,9 @@ class Engine(object):
             source, kind, code = self.unreach[-1]
             raise tp.ProbeError("%s is unreachable: ICMP type %d code %d from %s"
                                 % (self.dest_ip, kind, code, source))
-        raise tp.ProbeError("No answer from %s to any probe (host down, or ICMP and UDP "
-                            "filtered on the path)" % self.dest_ip)
+        raise tp.ProbeError("No answer from %s to any probe within %.1f s (host down, or ICMP "
+                            "and UDP filtered on the path)"
+                            % (self.dest_ip, time.monotonic() - self.start))
 
 
 def _lower(current, ptb_mtu, path_mtu, version):

@@ -8,24 +8,40 @@ Principles:
   probe of the same flow, sent right after it, arrived (so the path and the dest's answer
   budget were alive). The boundary `hi` = `lo` + 1 is accepted only with enough votes (2, or 3
   once loss has been seen); a packet-too-big for the size counts as a full confirmation.
-* Rounds are short lists of sizes sent back to back, largest first: the plateaus real networks
-  have (1280, 1500, 4470, 8950, 9000, 9216, and the local MTU) first, then PTB hints, then a
-  bisection (k-ary when arrivals are free, binary when each arrival costs a rate-limited
-  answer).
+* Rounds are trains of sizes sent back to back, largest first, so that the first size to
+  arrive is the largest one that crosses: it bounds the path MTU from below and the train's
+  next size up bounds it from above, even when the dest answers only one probe per round
+  (a rate-limited UDP dest with an empty budget). PTB hints, the plateaus real networks
+  have (1280, 1500, 4470, 8950, 9000, 9216, the local MTU) and the sizes just above them
+  go first; evenly spread sizes fill the train. `train` sets its length: long when each
+  answer costs a second of the dest's ICMP budget (about 3 rounds from the minimum to the
+  local MTU), short when answers are free and only round trips cost (echo, reflector).
+* Once the interval is small, one train carries every remaining size, each repeated as often
+  as its boundary needs votes, and the proven size last: one answer settles it.
+* With free answers (echo, reflector) a silence with nothing after it is taken tentatively
+  as a failure (it lowers `hi` but carries no vote): the boundary itself is still only
+  accepted with ordered votes, so a lost probe costs rounds, never the answer.
 """
 
 import math
 
 PLATEAUS = (9216, 9000, 8950, 4470, 1500, 1280)
+# Sizes per round when each answer costs the dest's rate-limited ICMP budget: 1280..9000 in
+# ~3 answered rounds (7720 / 33 / 33 < 8, then one train with the votes).
+LIMITED_TRAIN = 32
+# The final train may be this much longer than `train` (it carries the votes).
+FINAL_FACTOR = 1.5
 
 
 class SizeSearch(object):
     def __init__(self, local_max, min_size, version=4, plateaus=PLATEAUS, priors=(),
-                 arrival_limited=True, target=None, need=2):
+                 arrival_limited=True, target=None, need=2, train=None):
         self.local_max = local_max
         self.min_size = min_size
         self.version = version
         self.arrival_limited = arrival_limited
+        # Sizes per round (see the module text); the engine adapts it to the transport.
+        self.train = train if train else (LIMITED_TRAIN if arrival_limited else 1)
         self.base_need = need
         self.lo = None            # largest size proven to arrive
         self.hi = local_max + 1   # smallest size with a sign of failure
@@ -88,7 +104,13 @@ class SizeSearch(object):
             # Nothing answered after it: loss, the dest's spent answer budget or an MTU limit
             # look the same. No evidence; ask again with an answered size after it. (Before
             # anything crossed, not even the minimum is assumed to cross.)
-            if self.lo is not None:
+            if self.lo is not None and not self.arrival_limited:
+                # Answers are free: take it as a tentative failure (it narrows the search,
+                # carries no vote; the boundary is verified with ordered silences).
+                self.failed.add(size)
+                self.hi = min(self.hi, size)
+                return
+            if self.lo is not None and self.train <= 2:
                 self.unproven.add(size)
             return
         self.failed.add(size)
@@ -286,6 +308,11 @@ class SizeSearch(object):
 
     def _next_round(self):
         self.rounds += 1
+        if self.lo is None and self.train > 2 and not self.priors:
+            # Nothing proven yet and each answer is precious: one train over everything,
+            # the minimum last (answered whenever the dest answers at all).
+            return _clean([self.local_max] + self._spread(self.min_size - 1, self.hi)
+                          + [self.min_size], self.hi)
         if self.lo is None:
             if self.rounds == 1:
                 # Other flows already found these sizes: one arrival tells whether this flow
@@ -306,6 +333,8 @@ class SizeSearch(object):
                 sizes = [(self.hi + self.min_size) // 2]
             # Without an arrival after them, silences are no evidence: always the sentinel.
             return _clean(sizes + [self.min_size], self.hi)
+        if self.train > 2 or not self.arrival_limited:
+            return self._train_round()
         if self.hi == self.lo + 1:
             return [self.hi, self.lo]
         if self.hi > self.local_max:
@@ -323,6 +352,73 @@ class SizeSearch(object):
         points = sorted(set(self.lo + span * j // parts for j in range(1, parts)), reverse=True)
         # The proven size last: a silence above it is then evidence at once.
         return _clean(points, self.hi, self.lo) + [self.lo]
+
+
+    # -- trains -------------------------------------------------------------------------------
+
+    def _spread(self, low, high, count=None):
+        """Up to `count` (default: train) sizes strictly between low and high, largest first:
+        PTB hints, priors and plateaus with the size just above each, then evenly spread."""
+        count = self.train if count is None else count
+        picked = set()
+        for group in (self.hints, self.priors, self.plateaus):
+            for value in group:
+                if low < value < high:
+                    picked.add(value)
+                    if value + 1 < high:
+                        picked.add(value + 1)
+        span = high - low - 1
+        if span <= 0:
+            return []
+        if span <= count:
+            return list(range(high - 1, low, -1))
+        room = max(1, count - len(picked))
+        step = (high - low) / float(room + 1)
+        picked |= set(int(round(low + step * j)) for j in range(1, room + 1))
+        return sorted((s for s in picked if low < s < high), reverse=True)
+
+    def _copies(self, size):
+        """Silent repetitions of `size` still needed for it to be the boundary."""
+        return max(1, self.need(size) - self.votes.get(size, 0))
+
+    def _train_round(self):
+        """The next train once something crossed (lo known)."""
+        if self.hi > self.local_max and self.lo < self.local_max:
+            # Nothing failed yet above lo: the local MTU first, then the rest.
+            top = self.local_max + 1
+        else:
+            top = self.hi
+        agreed = [p for p in self.priors if self.lo < p < top]
+        if agreed:
+            # Other flows found these sizes: verify the smallest (its next size up, as often
+            # as its boundary needs, then it), the proven size last in case it does not cross.
+            prior = min(agreed)
+            copies = 1 if (prior + 1 in self.holes_elsewhere and not self.loss_seen) \
+                else max(1, self.need(prior + 1) - self.votes.get(prior + 1, 0))
+            if prior + 1 < top:
+                return [prior + 1] * copies + [prior, self.lo]
+            return [prior, self.lo]
+        # The final train: every size left, each with the votes its boundary needs.
+        final = []
+        if top <= self.local_max:
+            final = [top] * (self._copies(top) if top in self.failed else 1)
+        for size in range(top - 1, self.lo, -1):
+            final += [size] * self._copies(size)
+        if final and len(final) <= max(self.train * FINAL_FACTOR, 6):
+            return final + [self.lo]
+        if not self.arrival_limited and self.train <= 2:
+            # Free answers, short rounds: bisect (hints and plateaus first), no companion.
+            pick = self._between(self.hints) or self._between(self.priors) \
+                or self._between(self.plateaus)
+            if pick and pick[0] + 1 < top:
+                return [pick[0] + 1, pick[0]]
+            if pick:
+                return [pick[0]]
+            return [(self.lo + top) // 2]
+        sizes = self._spread(self.lo, top)
+        if top <= self.local_max and top not in self.failed:
+            sizes = [top] + sizes
+        return sizes + [self.lo]
 
 
 def _clean(sizes, hi, lo=None):

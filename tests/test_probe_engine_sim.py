@@ -1,0 +1,229 @@
+"""The probe engine's rounds against a simulated dest: the kernel's per-peer ICMP token bucket
+(burst 6, one answer a second), round-trip times up to 300 ms, black holes at any size.
+
+The lab cannot add delay (no netem here), so time is simulated: a clock that only moves when
+the engine waits, and a path that answers on that clock. This is a stand-in, named as such,
+for what the lab cannot produce; the lab tests (test_probe_lab.py) run the same engine on
+real namespaces at real speed."""
+
+import random
+
+import pytest
+
+from jumbo.probe import engine as engine_module
+from jumbo.probe import transport as tp
+from jumbo.probe.engine import Engine, max_duration, CONTACT_SECONDS
+
+
+class SimClock(object):
+    """Stands in for the `time` module inside the engine: monotonic() and sleep()."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += max(0.0, seconds)
+
+    def advance_to(self, when):
+        self.now = max(self.now, when)
+
+
+class IcmpBudget(object):
+    """Linux's per-peer ICMP rate limit (inet_peer_xrlim_allow): tokens in seconds, capped at
+    6, one spent per answer."""
+
+    def __init__(self, clock, tokens=6.0, rate=1.0):
+        self.clock = clock
+        self.tokens = tokens
+        self.rate = rate
+        self.stamp = clock.now
+
+    def allow(self, when):
+        self.tokens = min(6.0, self.tokens + (when - self.stamp) * self.rate)
+        self.stamp = when
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+class SimPath(tp.Transport):
+    """src - r1 - dest; the link after r1 has MTU `mtu`; r1 sends PTBs (or drops them: a black
+    hole). Probes travel in send order; answers come one RTT after sending. All transports
+    on one clock share its queue of answers, so that waiting on one never skips another's."""
+
+    def __init__(self, clock, mtu, rtt, budget=None, ptb=False, loss=0.0, seed=1,
+                 answers=True, flows=1, limited=True, name="udp"):
+        self.clock = clock
+        if not hasattr(clock, "queue"):
+            clock.queue = []
+        self.mtu = mtu
+        self.rtt = rtt
+        self.budget = budget
+        self.ptb = ptb
+        self.loss = loss
+        self.rng = random.Random(seed)
+        self.answers = answers
+        self.flows = flows
+        self.arrival_limited = limited
+        self.name = name
+        self.next_id = 1
+        self.sent = 0
+        self.max_size = 9000
+
+    def send(self, size, flow=0, ttl=None):
+        if size > self.max_size:
+            raise tp.LocalTooBig()
+        probe = self.next_id
+        self.next_id += 1
+        self.sent += 1
+        now = self.clock.now + 1e-6 * self.sent  # back to back, in order
+        back = now + self.rtt
+        if self.rng.random() < self.loss:
+            return probe
+        if ttl == 1:
+            self._answer(now + self.rtt / 2, tp.Event(probe, tp.TTL, source="r1"))
+            return probe
+        if size > self.mtu:
+            if self.ptb:
+                self._answer(now + self.rtt / 2, tp.Event(probe, tp.TOO_BIG, source="r1",
+                                                          mtu=self.mtu))
+            return probe
+        if not self.answers:
+            return probe
+        arrive = now + self.rtt / 2
+        if self.budget is not None and not self.budget.allow(arrive):
+            return probe
+        if self.rng.random() < self.loss:
+            return probe
+        self._answer(back, tp.Event(probe, tp.ARRIVED, source="dest"))
+        return probe
+
+    def _answer(self, when, event):
+        self.clock.queue.append((when, self, event))
+
+    def poll(self, deadline):
+        queue = self.clock.queue
+        due = [item for item in queue if item[0] <= deadline]
+        if not due:
+            self.clock.advance_to(deadline)
+            return []
+        self.clock.advance_to(min(item[0] for item in due))
+        mine = [item for item in queue if item[0] <= self.clock.now and item[1] is self]
+        for item in mine:
+            queue.remove(item)
+        events = []
+        for when, _owner, event in mine:
+            event.when = when
+            events.append(event)
+        return events
+
+    def fds(self):
+        return []
+
+    def flow_info(self, flow):
+        return {"source-port": 40000 + flow, "flow-label": None}
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    sim = SimClock()
+    monkeypatch.setattr(engine_module, "time", sim)
+    return sim
+
+
+def run_engine(clock, path, flows=1, echo=None, hops=False, version=4):
+    spec = {"dest": "192.0.2.1", "flows": flows, "hops": hops, "timeout": "PT1S",
+            "target-mtu": 9000}
+    engine = Engine(spec)
+    engine.version = version
+    engine.dest_ip = "dest"
+    engine.local_mtu = 9000
+    engine.min_size = 68 if version == 4 else 1280
+    engine.local_max = 9000
+    engine.bucket = engine_module._Bucket(1.0 if version == 4 else 4.0)
+    engine.transports = [path] + ([echo] if echo else [])
+    started = clock.now
+    result = engine._measure(path, echo, flows, None)
+    return result, clock.now - started, spec
+
+
+def odd_sizes(count, seed):
+    rng = random.Random(seed)
+    return [rng.randint(1300, 8999) for _ in range(count)]
+
+
+@pytest.mark.parametrize("rtt", [0.001, 0.1, 0.3])
+def test_udp_black_hole_any_size_empty_budget(clock, rtt):
+    """UDP only, the dest's budget spent by an earlier run: exact, never unknown, within the
+    first answer (up to a second late), two more a second apart and one for locating the
+    black hole (the TTL probe that reaches the dest), plus round trips."""
+    for mtu in odd_sizes(12, seed=int(rtt * 1000)):
+        budget = IcmpBudget(clock, tokens=0.0)
+        path = SimPath(clock, mtu, rtt, budget=budget)
+        result, took, spec = run_engine(clock, path)
+        assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
+        assert took <= 4.0 + 4 * rtt, (mtu, took)
+        assert took <= max_duration(spec)
+
+
+@pytest.mark.parametrize("rtt", [0.001, 0.3])
+def test_udp_back_to_back_runs_stay_exact(clock, rtt):
+    """Three runs against one dest, back to back, sharing its ICMP budget (four flows)."""
+    budget = IcmpBudget(clock)
+    mtu = 4000
+    for _ in range(3):
+        path = SimPath(clock, mtu, rtt, budget=budget)
+        result, took, spec = run_engine(clock, path, flows=4)
+        assert result["path-mtu"] == mtu and result["pmtud"] == "blackhole", result
+        assert all(f["path-mtu"] == mtu for f in result["flows"]), result["flows"]
+        assert took <= max_duration(spec)
+
+
+@pytest.mark.parametrize("rtt", [0.001, 0.1, 0.3])
+def test_echo_black_hole_any_size(clock, rtt):
+    """Echo answers are free: exact in a few round trips; under 0.5 s on a LAN."""
+    for mtu in odd_sizes(12, seed=7 + int(rtt * 1000)):
+        udp = SimPath(clock, mtu, rtt, budget=IcmpBudget(clock, tokens=0.0))
+        echo = SimPath(clock, mtu, rtt, limited=False, name="icmp-echo")
+        result, took, spec = run_engine(clock, udp, flows=1, echo=echo)
+        assert result["method"] == "icmp-echo"
+        assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
+        if rtt <= 0.001:
+            assert took < 0.5, (mtu, took)
+        assert took <= max_duration(spec)
+
+
+def test_ptb_bottleneck_any_size(clock):
+    for mtu in odd_sizes(8, seed=3):
+        path = SimPath(clock, mtu, 0.05, budget=IcmpBudget(clock, tokens=0.0), ptb=True)
+        result, took, _spec = run_engine(clock, path, flows=2)
+        assert (result["path-mtu"], result["pmtud"]) == (mtu, "ok"), (mtu, result)
+
+
+def test_random_loss_still_exact(clock):
+    for seed in range(6):
+        mtu = odd_sizes(1, seed=100 + seed)[0]
+        echo = SimPath(clock, mtu, 0.01, limited=False, loss=0.02, seed=seed, name="icmp-echo")
+        udp = SimPath(clock, mtu, 0.01, budget=IcmpBudget(clock), loss=0.02, seed=seed)
+        result, _took, _spec = run_engine(clock, udp, flows=1, echo=echo)
+        assert result["path-mtu"] == mtu and result["pmtud"] == "blackhole", (seed, result)
+
+
+def test_a_dest_that_never_answers_ends_early(clock):
+    path = SimPath(clock, 9000, 0.05, answers=False)
+    started = clock.now
+    with pytest.raises(tp.ProbeError) as err:
+        run_engine(clock, path, flows=4)
+    assert "No answer" in str(err.value)
+    assert clock.now - started <= CONTACT_SECONDS + 1.0
+
+
+def test_duration_bounds_are_tight():
+    from jumbo.spec import with_defaults
+    default = max_duration(with_defaults({"dest": "x"}))
+    mesh = max_duration(with_defaults({"dest": "x", "hops": True, "flows": 4}))
+    assert default <= 12.0 and mesh <= 15.0, (default, mesh)
