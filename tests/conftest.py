@@ -1,7 +1,6 @@
 """Shared fixtures: the repository layout, and the namespace lab for tests that need root."""
 
 import os
-import shutil
 import sys
 
 import pytest
@@ -10,13 +9,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for path in (ROOT, os.path.join(ROOT, "python-jumbo")):
     if path not in sys.path:
         sys.path.insert(0, path)
-
-
-def _can_build_labs():
-    return os.geteuid() == 0 and shutil.which("ip") is not None
-
-
-needs_lab = pytest.mark.skipif(not _can_build_labs(), reason="namespace lab needs root and iproute2")
 
 # A real OpenSearch for the archive store tests (session-scoped; see tests/opensearch_fixture.py).
 from opensearch_fixture import opensearch_url  # noqa: E402,F401 - a fixture pytest finds by name, after sys.path is set above

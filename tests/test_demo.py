@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, needs_lab
+from lab_support import ROOT, needs_lab
 
 
 def _demo_argv(out, *extra):

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from conftest import needs_lab
+from lab_support import needs_lab
 
 
 def _mesh():

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 import harness
-from conftest import needs_lab
+from lab_support import needs_lab
 
 RUN = """\
 #!/usr/bin/env python3

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import needs_lab
+from lab_support import needs_lab
 
 
 def _ping_df(lab, source, dest, ip_size, version=4):

@@ -9,7 +9,7 @@ import json
 import uuid
 
 import harness
-from conftest import needs_lab
+from lab_support import needs_lab
 from jumbo import validate
 
 USER = "jumbotest"

@@ -13,7 +13,7 @@ import os
 import pytest
 
 import harness
-from conftest import ROOT, needs_lab
+from lab_support import ROOT, needs_lab
 from jumbo import reflector
 
 JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")

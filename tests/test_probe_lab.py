@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import ROOT, needs_lab
+from lab_support import ROOT, needs_lab
 
 JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")
 ALL_GROUPS = (0, 2147483647)

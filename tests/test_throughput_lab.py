@@ -12,7 +12,7 @@ import signal
 import time
 
 
-from conftest import ROOT, needs_lab
+from lab_support import ROOT, needs_lab
 from jumbo import throughput as tp
 
 PY = os.path.join(ROOT, ".venv", "bin", "python")

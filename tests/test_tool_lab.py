@@ -10,7 +10,7 @@ import time
 import pytest
 
 import harness
-from conftest import needs_lab
+from lab_support import needs_lab
 from jumbo import reflector, validate
 
 USER = "jumbotest"
