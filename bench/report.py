@@ -208,9 +208,9 @@ def _answers(url):
 
 def _pmtu_count(url):
     """Number of pmtu results already in a store (for --reuse), 0 when there is none."""
-    from jumbo.report.queries import open_store, Window
+    from jumbo.report.queries import open_queries, Window
     try:
-        queries = open_store(url)
+        queries = open_queries(url)
     except Exception:  # noqa: BLE001 - no such store yet
         return 0
     try:

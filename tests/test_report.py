@@ -576,7 +576,7 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     version-2 writer it gets the summaries, filled from that history, counted exactly like
     the ones the trigger keeps; both give the golden report."""
     import sqlite3
-    from jumbo.report.queries import open_store as open_queries
+    from jumbo.report.queries import open_queries
     from jumbo.stores import open_store
     path = str(tmp_path / "old.db")
     url = "sqlite:///" + path

@@ -11,8 +11,8 @@ itself.
 """
 
 import collections
-import urllib.parse
 
+from ..stores import check_url
 from .errors import ReportError
 
 # One latest result per directed path (source, dest, ip_version). `hops` is only filled for
@@ -113,15 +113,18 @@ def state_of(src, target):
     return "failed"
 
 
-def open_store(url):
-    """Pick the store from the URL: sqlite:///path or http(s)://host:port."""
+def open_queries(url, **options):
+    """The report's queries over the store named by `url` (sqlite:///PATH or
+    http(s)://HOST:PORT), checked as the stores check it (jumbo.stores.check_url).
+    `options` (OpenSearch only) are the archiver store's: auth, api_key, verify_ssl, ca_file."""
     if not url:
         raise ReportError("no store given: use --store sqlite:///PATH or --store http://HOST:PORT")
-    parsed = urllib.parse.urlparse(url)
-    if parsed.scheme == "sqlite":
+    try:
+        parts = check_url(url)
+    except ValueError as err:
+        raise ReportError(str(err))
+    if parts.scheme == "sqlite":
         from . import queries_sqlite
         return queries_sqlite.SqliteQueries(url)
-    if parsed.scheme in ("http", "https"):
-        from . import queries_opensearch
-        return queries_opensearch.OpenSearchQueries(url)
-    raise ReportError("unknown store URL %r: use sqlite:///PATH or http://HOST:PORT" % url)
+    from . import queries_opensearch
+    return queries_opensearch.OpenSearchQueries(url, **options)
