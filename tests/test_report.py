@@ -1,7 +1,7 @@
 """The adoption report against the real embedded store (SQLite) and a real OpenSearch 2.18.
 
 Both stores are filled, through the archiver's own put APIs (jumbo.stores), with the history
-of a synthetic mesh whose truth is known (jumbo.report.synth.Mesh.small): a 1500-configured
+of a synthetic mesh whose truth is known (fixtures.synth.Mesh.small): a 1500-configured
 site, a 1500 core link shared by two sites, a firewalled site whose inbound paths are black
 holes, a partial per-flow black hole, a regression and a flapping path. Every number the
 report prints is checked against that truth, in every format, for both stores.
@@ -17,7 +17,8 @@ import uuid
 
 import pytest
 
-from jumbo.report import build_report as build, model, synth
+from fixtures import synth
+from jumbo.report import build_report as build, model
 from jumbo.report.cli import main as cli_main
 from jumbo.report.render import to_csv, to_json, to_text
 from jumbo.report.html import to_html
