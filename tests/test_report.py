@@ -429,8 +429,11 @@ def test_bad_input_is_a_clean_message(sqlite_url, tmp_path):
     proc = run_cli("--store", sqlite_url, "--format", "pdf")
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
 
+    # the stores' own URL check (jumbo.stores.check_url), so the same words as the archiver's
     proc = run_cli("--store", "ftp://x")
-    assert proc.returncode == 2 and "unknown store URL" in proc.stderr
+    assert proc.returncode == 2 and "unknown store 'ftp'" in proc.stderr
+    proc = run_cli("--store", "https://archive:port")
+    assert proc.returncode == 2 and "port is not a number" in proc.stderr
 
     proc = run_cli("--store", sqlite_url, "--volumes", str(tmp_path / "nope.csv"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
