@@ -19,6 +19,7 @@ import math
 import statistics
 
 from .errors import NoData, ReportError
+from .path_state import state_of
 from .queries import Window
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
@@ -187,15 +188,13 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
         if rev is not None and _is_bh(rev.pmtud, rev.partial):
             rev_bh = True
         rev_ok = all(m >= target for m in reverse) and not rev_bh
-        capable = fwd_ok and not fwd_bh and rev_ok
-        if capable:
-            state = "jumbo"
-        elif fwd_bh or rev_bh:
-            state = "blackhole"
-        elif not row.succeeded:
-            state = "failed"
-        else:
-            state = "standard"
+        # The path's state is the result rule (path_state.RULE) over both directions: this
+        # result, with the reverse direction's MTU and black hole from the reverse result too.
+        state = state_of({"succeeded": row.succeeded, "path_mtu": row.path_mtu,
+                          "pmtud": "blackhole" if fwd_bh else row.pmtud,
+                          "reverse_path_mtu": min(reverse) if reverse else None,
+                          "reverse_pmtud": "blackhole" if rev_bh else None}, target)
+        capable = state == "jumbo"
         failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
         prev = host_mtu.get(row.source)
         if row.local_mtu is not None and (prev is None or row.start > prev[0]):

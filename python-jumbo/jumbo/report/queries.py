@@ -13,6 +13,7 @@ itself.
 import collections
 
 from ..stores import check_url
+from . import path_state
 from .errors import ReportError
 
 # One latest result per directed path (source, dest, ip_version). `hops` is only filled for
@@ -25,8 +26,9 @@ LATEST_FIELDS = (
 )
 Latest = collections.namedtuple("Latest", LATEST_FIELDS)
 
-# The state of one result, used for trends and changes. Same rule in every store.
-STATES = ("jumbo", "standard", "blackhole", "failed")
+# The state of one result, used for trends and changes: defined once, in path_state.
+STATES = path_state.STATES
+state_of = path_state.state_of
 
 
 class Window(object):
@@ -97,20 +99,6 @@ class Queries(object):
         """{changes: [{source, dest, ip_version, start, from, to}] newest first (at most
         limit), changed_paths: n, flapping: [{source, dest, ip_version, changes}]}."""
         raise NotImplementedError
-
-
-def state_of(src, target):
-    """A result's state (dict or Latest-like fields); the same rule as the stores' own."""
-    get = src.get if isinstance(src, dict) else (lambda k: getattr(src, k, None))
-    if get("pmtud") == "blackhole" or get("reverse_pmtud") == "blackhole" or get("partial"):
-        return "blackhole"
-    mtu = get("path_mtu")
-    if get("succeeded") and mtu is not None:
-        rev = get("reverse_path_mtu")
-        if mtu >= target and (rev is None or rev >= target):
-            return "jumbo"
-        return "standard"
-    return "failed"
 
 
 def open_queries(url, **options):

@@ -28,6 +28,7 @@ from ..stores import StoreError, check_url
 from ..stores.opensearch import OpenSearchStore
 
 from .errors import ReportError, StoreDown
+from . import path_state
 from .queries import Latest, Queries, state_of
 
 PAGE = 5000
@@ -40,22 +41,9 @@ LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source
                  "reverse_path_mtu", "reverse_pmtud"]
 
 
-def _bh_clause(prefix="jumbo."):
-    return {"bool": {"should": [{"term": {prefix + "pmtud": "blackhole"}},
-                                {"term": {prefix + "reverse_pmtud": "blackhole"}},
-                                {"term": {prefix + "partial": True}}], "minimum_should_match": 1}}
-
-
 def state_filters(target, prefix="jumbo."):
-    """Query clauses for each state; the same rule as queries_sqlite.state_sql."""
-    bh = _bh_clause(prefix)
-    jumbo = {"bool": {"filter": [{"term": {prefix + "succeeded": True}},
-                                 {"range": {prefix + "path_mtu": {"gte": target}}}],
-                      "must_not": [bh, {"range": {prefix + "reverse_path_mtu": {"lt": target}}}]}}
-    standard = {"bool": {"filter": [{"term": {prefix + "succeeded": True}},
-                                    {"exists": {"field": prefix + "path_mtu"}}],
-                         "must_not": [bh, jumbo]}}
-    return {"jumbo": jumbo, "standard": standard, "blackhole": bh}
+    """Query clauses for each state (path_state.RULE)."""
+    return path_state.filters(target, prefix)
 
 
 class OpenSearchQueries(Queries):
@@ -192,7 +180,7 @@ class OpenSearchQueries(Queries):
         forward_ok = {"bool": {"filter": [{"term": {"succeeded": True}},
                                           {"range": {"path_mtu": {"gte": target}}}]}}
         not_jumbo = {"bool": {"filter": query["bool"]["filter"], "minimum_should_match": 1,
-                              "should": [_bh_clause(prefix=""),
+                              "should": [state_filters(target, prefix="")["blackhole"],
                                          {"bool": {"must_not": [forward_ok, {"range": {
                                              "local_mtu": {"lt": target}}}]}}]}}
         extra = {}
@@ -390,7 +378,6 @@ class OpenSearchQueries(Queries):
         if not groups:
             return []
         states = state_filters(target)
-        states["failed"] = {"bool": {"must_not": [states["jumbo"], states["standard"], states["blackhole"]]}}
         biggest = max(groups, key=lambda k: len(groups[k]))
         clauses = []
         others = []

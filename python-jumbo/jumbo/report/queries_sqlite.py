@@ -29,6 +29,7 @@ import threading
 import urllib.parse
 
 from .errors import ReportError, StoreDown
+from . import path_state
 from .queries import Latest, Queries, Window, state_of
 
 # The test whose results carry the measured jumbo gain.
@@ -47,25 +48,13 @@ def _path_of(url):
 
 
 def state_sql(target):
-    """SQL expression for a result's state; the same rule as queries.state_of."""
-    t = int(target)
-    return (
-        "CASE WHEN pmtud = 'blackhole' OR reverse_pmtud = 'blackhole' OR partial = 1 THEN 'blackhole' "
-        "WHEN succeeded = 1 AND path_mtu >= %d AND (reverse_path_mtu IS NULL OR reverse_path_mtu >= %d) "
-        "THEN 'jumbo' "
-        "WHEN succeeded = 1 AND path_mtu IS NOT NULL THEN 'standard' "
-        "ELSE 'failed' END" % (t, t))
+    """SQL expression for a result's state (path_state.RULE)."""
+    return path_state.sql(target)
 
 
 def summary_state_sql(target):
     """state_sql over the summary tables (black hole as a flag, NULL stored as -1)."""
-    t = int(target)
-    return (
-        "CASE WHEN blackhole = 1 THEN 'blackhole' "
-        "WHEN succeeded = 1 AND NULLIF(path_mtu, -1) >= %d AND (reverse_path_mtu = -1 "
-        "OR reverse_path_mtu >= %d) THEN 'jumbo' "
-        "WHEN succeeded = 1 AND path_mtu != -1 THEN 'standard' "
-        "ELSE 'failed' END" % (t, t))
+    return path_state.sql(target, null=-1, blackhole_flag="blackhole")
 
 
 def _quote(name):
@@ -208,11 +197,10 @@ class SqliteQueries(Queries):
                         row[i] = sys.intern(row[i])
                 # hops stay JSON text (parsed lazily, by localisation, where it needs them);
                 # dropped where the path carries the target.
-                if row[19] and row[12] != "blackhole" and row[18] != "blackhole" and not row[13] \
-                        and row[8] and row[10] is not None and row[10] >= target \
-                        and (row[17] is None or row[17] >= target):
-                    row[19] = None
-                yield Latest(*row)
+                latest = Latest(*row)
+                if latest.hops and state_of(latest, target) == "jumbo":
+                    latest = latest._replace(hops=None)
+                yield latest
         except sqlite3.DatabaseError as err:
             raise StoreDown("the store failed a query: %s" % err)
 
