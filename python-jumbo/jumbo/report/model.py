@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import math
 import statistics
 
+from ..mtu import STANDARD_MTU, mss_for
+from ..units import parse_time
 from .errors import NoData, ReportError
 from .path_state import state_of
 from .queries import Window
@@ -51,7 +53,9 @@ class Path(object):
                  "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
                  "reverse_blackhole", "capable", "state", "failing", "succeeded", "row")
 
-    def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu, reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole, reverse_blackhole, capable, state, failing, succeeded, row):
+    def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu,
+                 reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole,
+                 reverse_blackhole, capable, state, failing, succeeded, row):
         self.source = source
         self.dest = dest
         self.ip_version = ip_version
@@ -86,10 +90,10 @@ def _is_bh(pmtud, partial):
 
 def _interval(window, first, last):
     try:
-        a = datetime.datetime.strptime((window.since or first)[:10], "%Y-%m-%d")
-        b = datetime.datetime.strptime((window.until or last)[:10], "%Y-%m-%d")
+        a = parse_time(window.since or first).date()
+        b = parse_time(window.until or last).date()
         return "day" if (b - a).days <= 62 else "week"
-    except (TypeError, ValueError):
+    except ValueError:
         return "day"
 
 
@@ -98,10 +102,6 @@ def mathis(mss, rtt, loss):
     if not rtt or rtt <= 0 or loss is None or loss <= 0:
         return None
     return mss * 8.0 / rtt * MATHIS_C / math.sqrt(loss)
-
-
-def mss_for(mtu, ip_version):
-    return mtu - (60 if ip_version == 6 else 40)
 
 
 def build(queries, opts):
@@ -504,13 +504,13 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
     gains = {"paths": len(measured), "summary": _quantiles([g["gain"] for g in measured]),
              "histogram": histogram([g["gain"] for g in measured]), "items": measured[:limit]}
     latency = {}
-    for l in latency_rows:      # (source, dest, source_ip, dest_ip, rtt, loss, samples)
-        if l[4] is None:
+    for lat in latency_rows:    # (source, dest, source_ip, dest_ip, rtt, loss, samples)
+        if lat[4] is None:
             continue
-        if l[0] and l[1]:
-            latency[(l[0], l[1])] = l
-        if l[2] and l[3]:
-            latency.setdefault(("ip", l[2], l[3]), l)
+        if lat[0] and lat[1]:
+            latency[(lat[0], lat[1])] = lat
+        if lat[2] and lat[3]:
+            latency.setdefault(("ip", lat[2], lat[3]), lat)
     items = []
     values = []
     for p in paths:
@@ -522,7 +522,7 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
             continue
         ipv = p.ip_version or 4
         rtt, loss = lat[4], lat[5] or 0.0
-        std = mathis(mss_for(1500, ipv), rtt, loss)
+        std = mathis(mss_for(STANDARD_MTU, ipv), rtt, loss)
         jum = mathis(mss_for(target, ipv), rtt, loss)
         cap_std = min(std, link_speed) if std is not None else link_speed
         cap_jum = min(jum, link_speed) if jum is not None else link_speed
