@@ -26,6 +26,7 @@ def test_the_grid_covers_every_state_and_the_known_cases():
     assert path_state.state_of(dict(ok, path_mtu=9000, reverse_path_mtu=1500), TARGET) == "standard"
     assert path_state.state_of(dict(ok, path_mtu=9000, partial=True), TARGET) == "blackhole"
     assert path_state.state_of(dict(ok, path_mtu=None, reverse_path_mtu=None), TARGET) == "failed"
+    assert [path_state.is_blackhole(r) for r in GRID] == [s == "blackhole" for s in states]
 
 
 def test_sql_gives_the_same_state_as_python():

@@ -21,7 +21,7 @@ import statistics
 from ..mtu import STANDARD_MTU, mss_for
 from ..units import parse_time
 from .errors import NoData, ReportError
-from .path_state import state_of
+from .path_state import is_blackhole, state_of
 from .queries import Window
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
@@ -82,10 +82,6 @@ class Path(object):
 
 def _share(num, den):
     return (num / float(den)) if den else None
-
-
-def _is_bh(pmtud, partial):
-    return pmtud == "blackhole" or bool(partial)
 
 
 def _interval(window, first, last):
@@ -177,15 +173,15 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
         rev = rows.get((row.dest, row.source, row.ip_version))
         ssite = site_of(row.source, row.source_ip, row.source_site)
         dsite = site_of(row.dest, row.dest_ip, row.dest_site)
-        fwd_bh = _is_bh(row.pmtud, row.partial)
+        fwd_bh = is_blackhole({"pmtud": row.pmtud, "partial": row.partial})
         fwd_ok = bool(row.succeeded) and row.path_mtu is not None and row.path_mtu >= target
         reverse = []
         if row.reverse_path_mtu is not None:
             reverse.append(row.reverse_path_mtu)
-        rev_bh = row.reverse_pmtud == "blackhole"
+        rev_bh = is_blackhole({"pmtud": row.reverse_pmtud})
         if rev is not None and rev.succeeded and rev.path_mtu is not None:
             reverse.append(rev.path_mtu)
-        if rev is not None and _is_bh(rev.pmtud, rev.partial):
+        if rev is not None and is_blackhole({"pmtud": rev.pmtud, "partial": rev.partial}):
             rev_bh = True
         rev_ok = all(m >= target for m in reverse) and not rev_bh
         # The path's state is the result rule (path_state.RULE) over both directions: this

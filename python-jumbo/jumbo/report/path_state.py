@@ -51,6 +51,13 @@ def state_of(src, target):
     raise AssertionError("the last state of RULE has no conditions")
 
 
+def is_blackhole(src):
+    """The black-hole conditions of RULE alone (fields absent from `src` do not count): the
+    model keeps each direction's black hole apart, for localisation."""
+    get = src.get if isinstance(src, dict) else (lambda k: getattr(src, k, None))
+    return any(_holds(get(field), test, None) for field, test in BLACKHOLE_ANY)
+
+
 # -- SQL ----------------------------------------------------------------------------------
 
 def _sql_condition(field, test, target, null):

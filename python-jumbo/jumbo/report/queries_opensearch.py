@@ -41,11 +41,6 @@ LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source
                  "reverse_path_mtu", "reverse_pmtud"]
 
 
-def state_filters(target, prefix="jumbo."):
-    """Query clauses for each state (path_state.RULE)."""
-    return path_state.filters(target, prefix)
-
-
 class OpenSearchQueries(Queries):
     name = "opensearch"
 
@@ -180,7 +175,7 @@ class OpenSearchQueries(Queries):
         forward_ok = {"bool": {"filter": [{"term": {"succeeded": True}},
                                           {"range": {"path_mtu": {"gte": target}}}]}}
         not_jumbo = {"bool": {"filter": query["bool"]["filter"], "minimum_should_match": 1,
-                              "should": [state_filters(target, prefix="")["blackhole"],
+                              "should": [path_state.filters(target, prefix="")["blackhole"],
                                          {"bool": {"must_not": [forward_ok, {"range": {
                                              "local_mtu": {"lt": target}}}]}}]}}
         extra = {}
@@ -260,7 +255,7 @@ class OpenSearchQueries(Queries):
             yield _latest(src, hops, bucket["doc_count"])
 
     def trend(self, window, target, interval):
-        states = state_filters(target)
+        states = path_state.filters(target)
         body = {"size": 0, "query": self._filter(window), "aggs": {"t": {
             "date_histogram": {"field": "jumbo.start",
                                "calendar_interval": "1w" if interval == "week" else "1d",
@@ -377,7 +372,7 @@ class OpenSearchQueries(Queries):
                 "%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version))
         if not groups:
             return []
-        states = state_filters(target)
+        states = path_state.filters(target)
         biggest = max(groups, key=lambda k: len(groups[k]))
         clauses = []
         others = []

@@ -47,16 +47,6 @@ def _path_of(url):
     return urllib.parse.unquote(url[len("sqlite:///"):].split("?", 1)[0])
 
 
-def state_sql(target):
-    """SQL expression for a result's state (path_state.RULE)."""
-    return path_state.sql(target)
-
-
-def summary_state_sql(target):
-    """state_sql over the summary tables (black hole as a flag, NULL stored as -1)."""
-    return path_state.sql(target, null=-1, blackhole_flag="blackhole")
-
-
 def _quote(name):
     return '"%s"' % name.replace('"', '""')
 
@@ -228,7 +218,7 @@ class SqliteQueries(Queries):
             # The latest state of each path, computed by SQLite from the latest table.
             sql = ("INSERT OR REPLACE INTO temp.report_latest SELECT latest.path, %s FROM latest "
                    "JOIN %s AS r ON r.id = latest.id WHERE latest.test_type = 'pmtu'"
-                   % (state_sql(target), _quote(self.table)))
+                   % (path_state.sql(target), _quote(self.table)))
             largs = []
             if window.since:
                 sql += " AND latest.start >= ?"
@@ -252,7 +242,7 @@ class SqliteQueries(Queries):
             " SELECT %s AS b, %s AS p, %s AS cfg, %s AS st FROM %s %s"
             ") AS h LEFT JOIN temp.report_latest AS l ON l.path = h.p "
             "GROUP BY b ORDER BY b" % (bucket, pathcol, "%s >= %d" % (self._col("local_mtu"), int(target)),
-                                      state_sql(target), _quote(self.table), where))
+                                      path_state.sql(target), _quote(self.table), where))
         trend, candidates = [], set()
         for r in self._run(sql, args):
             trend.append({"bucket": r[0], "results": r[1], "capable": r[2] or 0,
@@ -268,7 +258,7 @@ class SqliteQueries(Queries):
         the per-path states (paths x states); only the candidates' histories
         are then read, as in the pass over the results."""
         bucket = "date(day, '-6 days', 'weekday 1')" if interval == "week" else "day"
-        st = summary_state_sql(target)
+        st = path_state.sql(target, null=-1, blackhole_flag="blackhole")
         trend = [{"bucket": r[0], "results": r[1], "capable": r[2] or 0, "configured": r[3] or 0,
                   "blackholes": r[4] or 0}
                  for r in self._run(
@@ -299,7 +289,7 @@ class SqliteQueries(Queries):
             "  LAG(st) OVER (PARTITION BY p ORDER BY start) AS prev FROM ("
             "   SELECT %s AS p, source, dest, ip_version, start, %s AS st FROM %s %s"
             "  ) WHERE st != 'failed'"
-            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, state_sql(target), _quote(self.table), where),
+            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, path_state.sql(target), _quote(self.table), where),
             args)
         rows = self._run("SELECT source, dest, ip_version, start, prev, st FROM temp.report_changes "
                          "ORDER BY start DESC, source, dest LIMIT ?", (int(limit),))
