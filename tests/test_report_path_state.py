@@ -9,6 +9,7 @@ import sqlite3
 import uuid
 
 from jumbo.report import path_state
+from jumbo.report.queries import LATEST_FIELDS, Latest
 from jumbo.stores.opensearch import OpenSearchStore
 
 TARGET = 9000
@@ -27,6 +28,11 @@ def test_the_grid_covers_every_state_and_the_known_cases():
     assert path_state.state_of(dict(ok, path_mtu=9000, partial=True), TARGET) == "blackhole"
     assert path_state.state_of(dict(ok, path_mtu=None, reverse_path_mtu=None), TARGET) == "failed"
     assert [path_state.is_blackhole(r) for r in GRID] == [s == "blackhole" for s in states]
+    # the compiled Python rendering, over dicts and over the queries' Latest rows, reads the
+    # table as the step-by-step interpretation does
+    assert states == [path_state.state_of_interpreted(r, TARGET) for r in GRID]
+    rows = [Latest(**dict(dict.fromkeys(LATEST_FIELDS), **r)) for r in GRID]
+    assert states == [path_state.state_of(r, TARGET) for r in rows]
 
 
 def test_sql_gives_the_same_state_as_python():
