@@ -4,7 +4,7 @@
                            [--opensearch-url http://127.0.0.1:$OPENSEARCH_PORT] [--workdir var/bench-report]
                            [--format json] [--keep] [--reuse]
 
-The synthetic history (jumbo.report.synth.Mesh.large: 60 sites of 5 hosts, 1500-configured
+The synthetic history (fixtures.synth.Mesh.large: 60 sites of 5 hosts, 1500-configured
 sites, small core links, firewalled sites with inbound black holes, plus latency and
 throughput results) is bulk-loaded into each store: SQLite with executemany in one
 transaction using the embedded store's own schema; OpenSearch with _bulk into jumbo_history
@@ -41,9 +41,10 @@ def _env():
 
 
 def _mesh(hosts):
-    if LIBRARY not in sys.path:
-        sys.path.insert(0, LIBRARY)
-    from jumbo.report import synth
+    for path in (LIBRARY, ROOT):        # the library, and fixtures/ (dev-only, at the root)
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    from fixtures import synth
     return synth.Mesh.large(hosts=hosts, hosts_per_site=5)
 
 
@@ -65,7 +66,7 @@ def _with_progress(records, store, total, t0, every=250000):
 
 
 def load_sqlite(path, mesh, results):
-    from jumbo.report import synth
+    from fixtures import synth
     for name in (path, path + "-wal", path + "-shm"):
         if os.path.exists(name):
             os.remove(name)
@@ -208,9 +209,9 @@ def _answers(url):
 
 def _pmtu_count(url):
     """Number of pmtu results already in a store (for --reuse), 0 when there is none."""
-    from jumbo.report.queries import open_store, Window
+    from jumbo.report.queries import open_queries, Window
     try:
-        queries = open_store(url)
+        queries = open_queries(url)
     except Exception:  # noqa: BLE001 - no such store yet
         return 0
     try:

@@ -173,7 +173,7 @@ def test_rpm_library_files(rpms):
         assert stat.S_IMODE(files[cmd]) == 0o755
     assert sorted(commands) == ["/usr/bin/jumbo-replay", "/usr/bin/jumbo-report", "/usr/bin/jumbocheck"]
     # test fixtures stay in the source tree (fixtures/), off the nodes
-    assert not any(f.endswith("samples.py") for f in packaged), sorted(packaged)
+    assert not any(f.endswith(("samples.py", "synth.py")) for f in packaged), sorted(packaged)
 
 
 def test_rpm_requires(rpms):
@@ -335,7 +335,7 @@ def test_deb_library_files(debs):
                 if p.startswith(base + "/") and not m.startswith("d")}
     assert packaged == {rel: 0o644 for rel in _tree(os.path.join(ROOT, "python-jumbo", "jumbo"))}
     assert _perm_bits(files["/usr/bin/jumbocheck"]) == 0o755
-    assert not any(p.endswith("/samples.py") for p in packaged), sorted(packaged)
+    assert not any(p.endswith(("/samples.py", "/synth.py")) for p in packaged), sorted(packaged)
     docs = [p for p in _deb_files(debs["pscheduler-archiver-jumbo"]) if p.startswith("/usr/share/doc/")]
     assert any(p.endswith("/archiver/jumbo/validate_template.py") for p in docs), docs
 

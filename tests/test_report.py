@@ -1,7 +1,7 @@
 """The adoption report against the real embedded store (SQLite) and a real OpenSearch 2.18.
 
 Both stores are filled, through the archiver's own put APIs (jumbo.stores), with the history
-of a synthetic mesh whose truth is known (jumbo.report.synth.Mesh.small): a 1500-configured
+of a synthetic mesh whose truth is known (fixtures.synth.Mesh.small): a 1500-configured
 site, a 1500 core link shared by two sites, a firewalled site whose inbound paths are black
 holes, a partial per-flow black hole, a regression and a flapping path. Every number the
 report prints is checked against that truth, in every format, for both stores.
@@ -17,7 +17,8 @@ import uuid
 
 import pytest
 
-from jumbo.report import build_report as build, model, synth
+from fixtures import synth
+from jumbo.report import build_report as build, model
 from jumbo.report.cli import main as cli_main
 from jumbo.report.render import to_csv, to_json, to_text
 from jumbo.report.html import to_html
@@ -428,8 +429,11 @@ def test_bad_input_is_a_clean_message(sqlite_url, tmp_path):
     proc = run_cli("--store", sqlite_url, "--format", "pdf")
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
 
+    # the stores' own URL check (jumbo.stores.check_url), so the same words as the archiver's
     proc = run_cli("--store", "ftp://x")
-    assert proc.returncode == 2 and "unknown store URL" in proc.stderr
+    assert proc.returncode == 2 and "unknown store 'ftp'" in proc.stderr
+    proc = run_cli("--store", "https://archive:port")
+    assert proc.returncode == 2 and "port is not a number" in proc.stderr
 
     proc = run_cli("--store", sqlite_url, "--volumes", str(tmp_path / "nope.csv"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
@@ -576,7 +580,7 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     version-2 writer it gets the summaries, filled from that history, counted exactly like
     the ones the trigger keeps; both give the golden report."""
     import sqlite3
-    from jumbo.report.queries import open_store as open_queries
+    from jumbo.report.queries import open_queries
     from jumbo.stores import open_store
     path = str(tmp_path / "old.db")
     url = "sqlite:///" + path

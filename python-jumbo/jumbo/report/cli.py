@@ -1,6 +1,7 @@
 """jumbo-report: where the mesh stands against the WLCG jumbo-frame targets.
 
-    jumbo-report --store URL [--format text|json|csv|html] [--out FILE] [--volumes CSV]
+    jumbo-report --store URL [--ca-file PEM] [--api-key-file FILE] [--no-verify-ssl]
+                 [--format text|json|csv|html] [--out FILE] [--volumes CSV]
                  [--sites FILE] [--since DATE] [--until DATE] [--target-mtu N]
                  [--interval day|week] [--link-speed BITS] [--flap N] [--limit N]
 
@@ -16,7 +17,7 @@ from ..mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError
 from .inputs import parse_date, read_sites, read_volumes
-from .queries import open_store
+from .queries import open_queries
 
 FORMATS = ("text", "json", "csv", "html")
 
@@ -29,7 +30,16 @@ class _Parser(argparse.ArgumentParser):
 def parser():
     p = _Parser(prog="jumbo-report", description=__doc__.split("\n\n")[0])
     p.add_argument("--store", required=True,
-                   help="sqlite:///PATH (embedded store) or http://HOST:PORT (OpenSearch)")
+                   help="sqlite:///PATH (embedded store) or http(s)://[user:pass@]HOST[:PORT][/path]"
+                   "[?prefix=P] (OpenSearch)")
+    # The archiver's store options (archive data ca-file, _api-key, verify-ssl), so the
+    # report reads every archive the archiver can write, through the same client.
+    p.add_argument("--ca-file", help="CA bundle (PEM) to trust for an https store")
+    p.add_argument("--api-key-file",
+                   help="file holding an OpenSearch API key, sent as 'Authorization: ApiKey ...' "
+                   "(instead of user:pass in the URL; a file keeps the key out of the process list)")
+    p.add_argument("--no-verify-ssl", dest="verify_ssl", action="store_false",
+                   help="do not check the https store's certificate and host name")
     p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--out", help="write here instead of standard output")
     p.add_argument("--volumes", help="CSV source_site,dest_site,bytes: traffic-weighted share")
@@ -44,6 +54,33 @@ def parser():
     p.add_argument("--flap", type=int, default=3, help="state changes that make a path flapping (3)")
     p.add_argument("--limit", type=int, default=200, help="longest lists in the output (200)")
     return p
+
+
+def store_options(args):
+    """The OpenSearch client options (jumbo.stores.opensearch.OpenSearchStore.from_url) from
+    the command line, checked: the files exist and are read, and only an https store takes them."""
+    options = {}
+    if args.ca_file is not None:
+        if not os.path.isfile(args.ca_file):
+            raise ReportError("--ca-file %s: no such file" % args.ca_file)
+        options["ca_file"] = args.ca_file
+    if args.api_key_file is not None:
+        try:
+            with open(args.api_key_file, encoding="utf-8") as handle:
+                key = handle.read().strip()
+        except (OSError, UnicodeDecodeError) as err:
+            raise ReportError("--api-key-file %s: %s" % (args.api_key_file, err))
+        if not key or any(c.isspace() for c in key):
+            raise ReportError("--api-key-file %s: expected one API key (no spaces)" % args.api_key_file)
+        options["api_key"] = key
+    if not args.verify_ssl:
+        options["verify_ssl"] = False
+    if options and not args.store.startswith(("http://", "https://")):
+        raise ReportError("--ca-file, --api-key-file and --no-verify-ssl are for an OpenSearch "
+                          "store (http(s)://...)")
+    if ("ca_file" in options or "verify_ssl" in options) and not args.store.startswith("https://"):
+        raise ReportError("--ca-file and --no-verify-ssl need an https:// store")
+    return options
 
 
 def render(report, fmt):
@@ -72,7 +109,7 @@ def run(argv=None):
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
                          limit=args.limit)
-    queries = open_store(args.store)
+    queries = open_queries(args.store, **store_options(args))
     try:
         report = model.build(queries, opts)
     finally:

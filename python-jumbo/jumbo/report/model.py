@@ -18,7 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 import math
 import statistics
 
+from ..mtu import STANDARD_MTU, mss_for
+from ..units import parse_time
 from .errors import NoData, ReportError
+from .path_state import is_blackhole, state_of
 from .queries import Window
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
@@ -50,7 +53,9 @@ class Path(object):
                  "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
                  "reverse_blackhole", "capable", "state", "failing", "succeeded", "row")
 
-    def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu, reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole, reverse_blackhole, capable, state, failing, succeeded, row):
+    def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu,
+                 reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole,
+                 reverse_blackhole, capable, state, failing, succeeded, row):
         self.source = source
         self.dest = dest
         self.ip_version = ip_version
@@ -79,16 +84,12 @@ def _share(num, den):
     return (num / float(den)) if den else None
 
 
-def _is_bh(pmtud, partial):
-    return pmtud == "blackhole" or bool(partial)
-
-
 def _interval(window, first, last):
     try:
-        a = datetime.datetime.strptime((window.since or first)[:10], "%Y-%m-%d")
-        b = datetime.datetime.strptime((window.until or last)[:10], "%Y-%m-%d")
+        a = parse_time(window.since or first).date()
+        b = parse_time(window.until or last).date()
         return "day" if (b - a).days <= 62 else "week"
-    except (TypeError, ValueError):
+    except ValueError:
         return "day"
 
 
@@ -97,10 +98,6 @@ def mathis(mss, rtt, loss):
     if not rtt or rtt <= 0 or loss is None or loss <= 0:
         return None
     return mss * 8.0 / rtt * MATHIS_C / math.sqrt(loss)
-
-
-def mss_for(mtu, ip_version):
-    return mtu - (60 if ip_version == 6 else 40)
 
 
 def build(queries, opts):
@@ -176,26 +173,24 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
         rev = rows.get((row.dest, row.source, row.ip_version))
         ssite = site_of(row.source, row.source_ip, row.source_site)
         dsite = site_of(row.dest, row.dest_ip, row.dest_site)
-        fwd_bh = _is_bh(row.pmtud, row.partial)
+        fwd_bh = is_blackhole({"pmtud": row.pmtud, "partial": row.partial})
         fwd_ok = bool(row.succeeded) and row.path_mtu is not None and row.path_mtu >= target
         reverse = []
         if row.reverse_path_mtu is not None:
             reverse.append(row.reverse_path_mtu)
-        rev_bh = row.reverse_pmtud == "blackhole"
+        rev_bh = is_blackhole({"pmtud": row.reverse_pmtud})
         if rev is not None and rev.succeeded and rev.path_mtu is not None:
             reverse.append(rev.path_mtu)
-        if rev is not None and _is_bh(rev.pmtud, rev.partial):
+        if rev is not None and is_blackhole({"pmtud": rev.pmtud, "partial": rev.partial}):
             rev_bh = True
         rev_ok = all(m >= target for m in reverse) and not rev_bh
-        capable = fwd_ok and not fwd_bh and rev_ok
-        if capable:
-            state = "jumbo"
-        elif fwd_bh or rev_bh:
-            state = "blackhole"
-        elif not row.succeeded:
-            state = "failed"
-        else:
-            state = "standard"
+        # The path's state is the result rule (path_state.RULE) over both directions: this
+        # result, with the reverse direction's MTU and black hole from the reverse result too.
+        state = state_of({"succeeded": row.succeeded, "path_mtu": row.path_mtu,
+                          "pmtud": "blackhole" if fwd_bh else row.pmtud,
+                          "reverse_path_mtu": min(reverse) if reverse else None,
+                          "reverse_pmtud": "blackhole" if rev_bh else None}, target)
+        capable = state == "jumbo"
         failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
         prev = host_mtu.get(row.source)
         if row.local_mtu is not None and (prev is None or row.start > prev[0]):
@@ -505,13 +500,13 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
     gains = {"paths": len(measured), "summary": _quantiles([g["gain"] for g in measured]),
              "histogram": histogram([g["gain"] for g in measured]), "items": measured[:limit]}
     latency = {}
-    for l in latency_rows:      # (source, dest, source_ip, dest_ip, rtt, loss, samples)
-        if l[4] is None:
+    for lat in latency_rows:    # (source, dest, source_ip, dest_ip, rtt, loss, samples)
+        if lat[4] is None:
             continue
-        if l[0] and l[1]:
-            latency[(l[0], l[1])] = l
-        if l[2] and l[3]:
-            latency.setdefault(("ip", l[2], l[3]), l)
+        if lat[0] and lat[1]:
+            latency[(lat[0], lat[1])] = lat
+        if lat[2] and lat[3]:
+            latency.setdefault(("ip", lat[2], lat[3]), lat)
     items = []
     values = []
     for p in paths:
@@ -523,7 +518,7 @@ def _gains(measured, latency_rows, paths, target, link_speed, limit):
             continue
         ipv = p.ip_version or 4
         rtt, loss = lat[4], lat[5] or 0.0
-        std = mathis(mss_for(1500, ipv), rtt, loss)
+        std = mathis(mss_for(STANDARD_MTU, ipv), rtt, loss)
         jum = mathis(mss_for(target, ipv), rtt, loss)
         cap_std = min(std, link_speed) if std is not None else link_speed
         cap_jum = min(jum, link_speed) if jum is not None else link_speed

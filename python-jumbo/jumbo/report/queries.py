@@ -11,8 +11,9 @@ itself.
 """
 
 import collections
-import urllib.parse
 
+from ..stores import check_url
+from . import path_state
 from .errors import ReportError
 
 # One latest result per directed path (source, dest, ip_version). `hops` is only filled for
@@ -25,8 +26,9 @@ LATEST_FIELDS = (
 )
 Latest = collections.namedtuple("Latest", LATEST_FIELDS)
 
-# The state of one result, used for trends and changes. Same rule in every store.
-STATES = ("jumbo", "standard", "blackhole", "failed")
+# The state of one result, used for trends and changes: defined once, in path_state.
+STATES = path_state.STATES
+state_of = path_state.state_of
 
 
 class Window(object):
@@ -99,29 +101,18 @@ class Queries(object):
         raise NotImplementedError
 
 
-def state_of(src, target):
-    """A result's state (dict or Latest-like fields); the same rule as the stores' own."""
-    get = src.get if isinstance(src, dict) else (lambda k: getattr(src, k, None))
-    if get("pmtud") == "blackhole" or get("reverse_pmtud") == "blackhole" or get("partial"):
-        return "blackhole"
-    mtu = get("path_mtu")
-    if get("succeeded") and mtu is not None:
-        rev = get("reverse_path_mtu")
-        if mtu >= target and (rev is None or rev >= target):
-            return "jumbo"
-        return "standard"
-    return "failed"
-
-
-def open_store(url):
-    """Pick the store from the URL: sqlite:///path or http(s)://host:port."""
+def open_queries(url, **options):
+    """The report's queries over the store named by `url` (sqlite:///PATH or
+    http(s)://HOST:PORT), checked as the stores check it (jumbo.stores.check_url).
+    `options` (OpenSearch only) are the archiver store's: auth, api_key, verify_ssl, ca_file."""
     if not url:
         raise ReportError("no store given: use --store sqlite:///PATH or --store http://HOST:PORT")
-    parsed = urllib.parse.urlparse(url)
-    if parsed.scheme == "sqlite":
+    try:
+        parts = check_url(url)
+    except ValueError as err:
+        raise ReportError(str(err))
+    if parts.scheme == "sqlite":
         from . import queries_sqlite
         return queries_sqlite.SqliteQueries(url)
-    if parsed.scheme in ("http", "https"):
-        from . import queries_opensearch
-        return queries_opensearch.OpenSearchQueries(url)
-    raise ReportError("unknown store URL %r: use sqlite:///PATH or http://HOST:PORT" % url)
+    from . import queries_opensearch
+    return queries_opensearch.OpenSearchQueries(url, **options)

@@ -21,15 +21,14 @@ perfSONAR's own documents). Only the histories of paths that did change are read
 MAX_CHANGED_HISTORY of them) to date the changes.
 """
 
-import base64
-import http.client
-import json
-import socket
 import sys
 import threading
-import urllib.parse
+
+from ..stores import StoreError, check_url
+from ..stores.opensearch import OpenSearchStore
 
 from .errors import ReportError, StoreDown
+from . import path_state
 from .queries import Latest, Queries, state_of
 
 PAGE = 5000
@@ -42,91 +41,51 @@ LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source
                  "reverse_path_mtu", "reverse_pmtud"]
 
 
-def _bh_clause(prefix="jumbo."):
-    return {"bool": {"should": [{"term": {prefix + "pmtud": "blackhole"}},
-                                {"term": {prefix + "reverse_pmtud": "blackhole"}},
-                                {"term": {prefix + "partial": True}}], "minimum_should_match": 1}}
-
-
-def state_filters(target, prefix="jumbo."):
-    """Query clauses for each state; the same rule as queries_sqlite.state_sql."""
-    bh = _bh_clause(prefix)
-    jumbo = {"bool": {"filter": [{"term": {prefix + "succeeded": True}},
-                                 {"range": {prefix + "path_mtu": {"gte": target}}}],
-                      "must_not": [bh, {"range": {prefix + "reverse_path_mtu": {"lt": target}}}]}}
-    standard = {"bool": {"filter": [{"term": {prefix + "succeeded": True}},
-                                    {"exists": {"field": prefix + "path_mtu"}}],
-                         "must_not": [bh, jumbo]}}
-    return {"jumbo": jumbo, "standard": standard, "blackhole": bh}
-
-
 class OpenSearchQueries(Queries):
     name = "opensearch"
 
-    def __init__(self, url):
-        parts = urllib.parse.urlsplit(url)
-        if not parts.hostname:
-            raise ReportError("bad OpenSearch URL %r: no host" % url)
+    def __init__(self, url, **options):
+        """`options` are the archiver store's (jumbo.stores.archiver.store_options): auth,
+        api_key, verify_ssl, ca_file, timeout; the URL's user:pass is used when no
+        credentials are given."""
         try:
-            port = parts.port
-        except ValueError:
-            raise ReportError("bad OpenSearch URL %r: port is not a number" % url)
-        self.scheme = parts.scheme
-        self.host = parts.hostname
-        base = parts.path.rstrip("/")
-        self.port = port or (9200 if not base else (443 if parts.scheme == "https" else 80))
-        self.base = base
-        query = urllib.parse.parse_qs(parts.query)
-        self.prefix = (query.get("prefix") or [""])[0]
-        self.auth = None
-        if parts.username:
-            creds = "%s:%s" % (urllib.parse.unquote(parts.username),
-                               urllib.parse.unquote(parts.password or ""))
-            self.auth = "Basic " + base64.b64encode(creds.encode()).decode()
-        self.display = "%s://%s:%d%s" % (self.scheme, self.host, self.port, self.base)
+            check_url(url)
+        except ValueError as err:
+            raise ReportError(str(err))
+        options.setdefault("timeout", TIMEOUT)
+        self._url = url
+        self._options = options
+        # One OpenSearch client (the store's) per reader thread: the client keeps one
+        # keep-alive connection, and the report's queries run in parallel threads.
         self._local = threading.local()
-        self._all = []
+        self._clients = []
+        self._clients_lock = threading.Lock()
+        client = self._client()
+        self.prefix = client.prefix
+        self.display = client.url
         status, body = self.request("GET", "/")
         if status != 200:
-            raise StoreDown("OpenSearch at %s answered HTTP %d" % (self.display, status))
+            reason = " (check the credentials)" if status in (401, 403) else ""
+            raise StoreDown("OpenSearch at %s answered HTTP %d%s" % (self.display, status, reason))
         self.pmtu = self.prefix + "jumbo_history"   # history of every type; filter on jumbo.test_type
         self.latest_index = self.prefix + "jumbo_latest"
 
     # -- HTTP -------------------------------------------------------------------------------
-    def _connect(self):
-        cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-        return cls(self.host, self.port, timeout=TIMEOUT)
+    def _client(self):
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = OpenSearchStore.from_url(self._url, **self._options)
+            with self._clients_lock:
+                self._clients.append(client)
+        return client
 
     def request(self, method, path, body=None):
-        headers = {"Accept": "application/json"}
-        if self.auth:
-            headers["Authorization"] = self.auth
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        for attempt in (1, 2):
-            try:
-                conn = getattr(self._local, "conn", None)
-                if conn is None:
-                    conn = self._local.conn = self._connect()
-                    self._all.append(conn)
-                conn.request(method, self.base + path, body=data, headers=headers)
-                resp = conn.getresponse()
-                raw = resp.read()
-                break
-            except (OSError, http.client.HTTPException) as err:
-                conn = getattr(self._local, "conn", None)
-                if conn is not None:
-                    conn.close()
-                self._local.conn = None
-                if attempt == 2 or isinstance(err, (ConnectionRefusedError, socket.gaierror)):
-                    raise StoreDown("cannot reach OpenSearch at %s: %s" % (self.display, err))
+        """(status, parsed JSON or None) through this thread's store client; StoreDown when
+        OpenSearch cannot be reached or the TLS handshake fails."""
         try:
-            parsed = json.loads(raw.decode("utf-8")) if raw else None
-        except ValueError:
-            parsed = None
-        return resp.status, parsed
+            return self._client().request(method, path, body)
+        except StoreError as err:
+            raise StoreDown(str(err))
 
     def search(self, index, body, what):
         status, parsed = self.request(
@@ -149,9 +108,10 @@ class OpenSearchQueries(Queries):
         return parsed
 
     def close(self):
-        for conn in self._all:
-            conn.close()
-        self._all = []
+        with self._clients_lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
 
     # -- helpers ----------------------------------------------------------------------------
     def _range(self, window, field="jumbo.start"):
@@ -215,7 +175,7 @@ class OpenSearchQueries(Queries):
         forward_ok = {"bool": {"filter": [{"term": {"succeeded": True}},
                                           {"range": {"path_mtu": {"gte": target}}}]}}
         not_jumbo = {"bool": {"filter": query["bool"]["filter"], "minimum_should_match": 1,
-                              "should": [_bh_clause(prefix=""),
+                              "should": [path_state.filters(target, prefix="")["blackhole"],
                                          {"bool": {"must_not": [forward_ok, {"range": {
                                              "local_mtu": {"lt": target}}}]}}]}}
         extra = {}
@@ -295,7 +255,7 @@ class OpenSearchQueries(Queries):
             yield _latest(src, hops, bucket["doc_count"])
 
     def trend(self, window, target, interval):
-        states = state_filters(target)
+        states = path_state.filters(target)
         body = {"size": 0, "query": self._filter(window), "aggs": {"t": {
             "date_histogram": {"field": "jumbo.start",
                                "calendar_interval": "1w" if interval == "week" else "1d",
@@ -412,8 +372,7 @@ class OpenSearchQueries(Queries):
                 "%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version))
         if not groups:
             return []
-        states = state_filters(target)
-        states["failed"] = {"bool": {"must_not": [states["jumbo"], states["standard"], states["blackhole"]]}}
+        states = path_state.filters(target)
         biggest = max(groups, key=lambda k: len(groups[k]))
         clauses = []
         others = []

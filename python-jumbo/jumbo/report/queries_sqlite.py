@@ -29,6 +29,7 @@ import threading
 import urllib.parse
 
 from .errors import ReportError, StoreDown
+from . import path_state
 from .queries import Latest, Queries, Window, state_of
 
 # The test whose results carry the measured jumbo gain.
@@ -44,28 +45,6 @@ def _path_of(url):
     if not url.startswith("sqlite:///"):
         raise ReportError("bad SQLite URL %r (use sqlite:///relative.db or sqlite:////abs/path.db)" % url)
     return urllib.parse.unquote(url[len("sqlite:///"):].split("?", 1)[0])
-
-
-def state_sql(target):
-    """SQL expression for a result's state; the same rule as queries.state_of."""
-    t = int(target)
-    return (
-        "CASE WHEN pmtud = 'blackhole' OR reverse_pmtud = 'blackhole' OR partial = 1 THEN 'blackhole' "
-        "WHEN succeeded = 1 AND path_mtu >= %d AND (reverse_path_mtu IS NULL OR reverse_path_mtu >= %d) "
-        "THEN 'jumbo' "
-        "WHEN succeeded = 1 AND path_mtu IS NOT NULL THEN 'standard' "
-        "ELSE 'failed' END" % (t, t))
-
-
-def summary_state_sql(target):
-    """state_sql over the summary tables (black hole as a flag, NULL stored as -1)."""
-    t = int(target)
-    return (
-        "CASE WHEN blackhole = 1 THEN 'blackhole' "
-        "WHEN succeeded = 1 AND NULLIF(path_mtu, -1) >= %d AND (reverse_path_mtu = -1 "
-        "OR reverse_path_mtu >= %d) THEN 'jumbo' "
-        "WHEN succeeded = 1 AND path_mtu != -1 THEN 'standard' "
-        "ELSE 'failed' END" % (t, t))
 
 
 def _quote(name):
@@ -208,11 +187,10 @@ class SqliteQueries(Queries):
                         row[i] = sys.intern(row[i])
                 # hops stay JSON text (parsed lazily, by localisation, where it needs them);
                 # dropped where the path carries the target.
-                if row[19] and row[12] != "blackhole" and row[18] != "blackhole" and not row[13] \
-                        and row[8] and row[10] is not None and row[10] >= target \
-                        and (row[17] is None or row[17] >= target):
-                    row[19] = None
-                yield Latest(*row)
+                latest = Latest(*row)
+                if latest.hops and state_of(latest, target) == "jumbo":
+                    latest = latest._replace(hops=None)
+                yield latest
         except sqlite3.DatabaseError as err:
             raise StoreDown("the store failed a query: %s" % err)
 
@@ -240,7 +218,7 @@ class SqliteQueries(Queries):
             # The latest state of each path, computed by SQLite from the latest table.
             sql = ("INSERT OR REPLACE INTO temp.report_latest SELECT latest.path, %s FROM latest "
                    "JOIN %s AS r ON r.id = latest.id WHERE latest.test_type = 'pmtu'"
-                   % (state_sql(target), _quote(self.table)))
+                   % (path_state.sql(target), _quote(self.table)))
             largs = []
             if window.since:
                 sql += " AND latest.start >= ?"
@@ -264,7 +242,7 @@ class SqliteQueries(Queries):
             " SELECT %s AS b, %s AS p, %s AS cfg, %s AS st FROM %s %s"
             ") AS h LEFT JOIN temp.report_latest AS l ON l.path = h.p "
             "GROUP BY b ORDER BY b" % (bucket, pathcol, "%s >= %d" % (self._col("local_mtu"), int(target)),
-                                      state_sql(target), _quote(self.table), where))
+                                      path_state.sql(target), _quote(self.table), where))
         trend, candidates = [], set()
         for r in self._run(sql, args):
             trend.append({"bucket": r[0], "results": r[1], "capable": r[2] or 0,
@@ -280,7 +258,7 @@ class SqliteQueries(Queries):
         the per-path states (paths x states); only the candidates' histories
         are then read, as in the pass over the results."""
         bucket = "date(day, '-6 days', 'weekday 1')" if interval == "week" else "day"
-        st = summary_state_sql(target)
+        st = path_state.sql(target, null=-1, blackhole_flag="blackhole")
         trend = [{"bucket": r[0], "results": r[1], "capable": r[2] or 0, "configured": r[3] or 0,
                   "blackholes": r[4] or 0}
                  for r in self._run(
@@ -311,7 +289,7 @@ class SqliteQueries(Queries):
             "  LAG(st) OVER (PARTITION BY p ORDER BY start) AS prev FROM ("
             "   SELECT %s AS p, source, dest, ip_version, start, %s AS st FROM %s %s"
             "  ) WHERE st != 'failed'"
-            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, state_sql(target), _quote(self.table), where),
+            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, path_state.sql(target), _quote(self.table), where),
             args)
         rows = self._run("SELECT source, dest, ip_version, start, prev, st FROM temp.report_changes "
                          "ORDER BY start DESC, source, dest LIMIT ?", (int(limit),))

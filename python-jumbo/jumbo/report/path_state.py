@@ -1,0 +1,157 @@
+"""The state of one result (jumbo / standard / black hole / failed), defined once.
+
+RULE is a table: the first state whose conditions hold is the result's state. It is
+rendered, from this one definition, to
+  state_of(result, target)      Python, over a dict or a Latest-like object
+  sql(target, ...)              an SQL CASE expression (queries_sqlite; also over the
+                                store's summary tables, where NULL is stored as -1 and the
+                                black-hole conditions as one flag)
+  filters(target, prefix)       OpenSearch query clauses, one per state (queries_opensearch)
+so the trend, the changes and the latest results can never disagree on what a state means.
+
+A condition is (field, test): "blackhole" (the field says black hole), "true", "ge"
+(>= target), "missing_or_ge" (absent, or >= target), "present" (not absent).
+"""
+
+STATES = ("jumbo", "standard", "blackhole", "failed")
+
+# Any of these makes the result a black hole (either direction, or a per-flow one).
+BLACKHOLE_ANY = (("pmtud", "blackhole"), ("reverse_pmtud", "blackhole"), ("partial", "true"))
+
+# (state, "any" | "all", conditions), in order; the last state has no conditions.
+RULE = (
+    ("blackhole", "any", BLACKHOLE_ANY),
+    ("jumbo", "all", (("succeeded", "true"), ("path_mtu", "ge"), ("reverse_path_mtu", "missing_or_ge"))),
+    ("standard", "all", (("succeeded", "true"), ("path_mtu", "present"))),
+    ("failed", "all", ()),
+)
+
+
+# -- Python -------------------------------------------------------------------------------
+
+def _holds(value, test, target):
+    if test == "blackhole":
+        return value == "blackhole"
+    if test == "true":
+        return bool(value)
+    if test == "ge":
+        return value is not None and value >= target
+    if test == "missing_or_ge":
+        return value is None or value >= target
+    return value is not None            # present
+
+
+def _python_source(name, access):
+    """The rule as the source of one Python function (compiled once below: the report calls
+    it for every path, where interpreting the table would cost ~20x more)."""
+    def value(field):
+        return access % field
+    tests = {"blackhole": "{v} == 'blackhole'", "true": "{v}",
+             "ge": "({v} is not None and {v} >= target)",
+             "missing_or_ge": "({v} is None or {v} >= target)", "present": "{v} is not None"}
+    lines = ["def %s(src, target):" % name]
+    for state, combine, conditions in RULE:
+        if not conditions:
+            lines.append("    return %r" % state)
+            continue
+        joint = " or " if combine == "any" else " and "
+        test = joint.join("(%s)" % tests[t].format(v=value(f)) for f, t in conditions)
+        lines.append("    if %s:\n        return %r" % (test, state))
+    return "\n".join(lines) + "\n"
+
+
+_COMPILED = {}
+exec(_python_source("_state_of_dict", "src.get(%r)"), _COMPILED)
+exec(_python_source("_state_of_object", "getattr(src, %r, None)"), _COMPILED)
+_state_of_dict = _COMPILED["_state_of_dict"]
+_state_of_object = _COMPILED["_state_of_object"]
+
+
+def state_of(src, target):
+    """A result's state; `src` is a dict or an object with the fields as attributes."""
+    if isinstance(src, dict):
+        return _state_of_dict(src, target)
+    return _state_of_object(src, target)
+
+
+def state_of_interpreted(src, target):
+    """The same, read from the table step by step (the tests check both agree)."""
+    get = src.get if isinstance(src, dict) else (lambda k: getattr(src, k, None))
+    for state, combine, conditions in RULE:
+        found = [_holds(get(field), test, target) for field, test in conditions]
+        if not conditions or (any(found) if combine == "any" else all(found)):
+            return state
+    raise AssertionError("the last state of RULE has no conditions")
+
+
+def is_blackhole(src):
+    """The black-hole conditions of RULE alone (fields absent from `src` do not count): the
+    model keeps each direction's black hole apart, for localisation."""
+    get = src.get if isinstance(src, dict) else (lambda k: getattr(src, k, None))
+    return any(_holds(get(field), test, None) for field, test in BLACKHOLE_ANY)
+
+
+# -- SQL ----------------------------------------------------------------------------------
+
+def _sql_condition(field, test, target, null):
+    col = field if null is None else "NULLIF(%s, %s)" % (field, null)
+    if test == "blackhole":
+        return "%s = 'blackhole'" % field
+    if test == "true":
+        return "%s = 1" % field
+    if test == "ge":
+        return "%s >= %d" % (col, target)
+    if test == "missing_or_ge":
+        return "(%s IS NULL OR %s >= %d)" % (col, field, target)
+    return "%s IS NOT NULL" % col       # present
+
+
+def sql(target, null=None, blackhole_flag=None):
+    """SQL CASE expression giving the state. `null`: the value that stands for NULL (the
+    summary tables store -1); `blackhole_flag`: a column that already holds the black-hole
+    conditions as 0/1 (the summary tables' `blackhole`)."""
+    target = int(target)
+    parts = []
+    for state, combine, conditions in RULE:
+        if not conditions:
+            parts.append("ELSE '%s' END" % state)
+            continue
+        if conditions is BLACKHOLE_ANY and blackhole_flag:
+            test = "%s = 1" % blackhole_flag
+        else:
+            joint = " OR " if combine == "any" else " AND "
+            test = joint.join(_sql_condition(f, t, target, null) for f, t in conditions)
+        parts.append("WHEN %s THEN '%s'" % (test, state))
+    return "CASE " + " ".join(parts)
+
+
+# -- OpenSearch query DSL -----------------------------------------------------------------
+
+def _dsl_condition(field, test, target):
+    if test == "blackhole":
+        return {"term": {field: "blackhole"}}
+    if test == "true":
+        return {"term": {field: True}}
+    if test == "ge":
+        return {"range": {field: {"gte": target}}}
+    if test == "missing_or_ge":
+        return {"bool": {"must_not": [{"range": {field: {"lt": target}}}]}}
+    return {"exists": {"field": field}}  # present
+
+
+def filters(target, prefix="jumbo."):
+    """{state: query clause} for every state: the state's own conditions, and none of the
+    states before it in RULE (first match wins, as in state_of and sql)."""
+    out = {}
+    earlier = []
+    for state, combine, conditions in RULE:
+        clauses = [_dsl_condition(prefix + f, t, target) for f, t in conditions]
+        if combine == "any":
+            clause = {"bool": {"should": clauses, "minimum_should_match": 1}}
+        else:
+            clause = {"bool": {"filter": clauses}}
+        if earlier:
+            clause["bool"]["must_not"] = list(earlier)
+        out[state] = clause
+        earlier.append(clause)
+    return out
