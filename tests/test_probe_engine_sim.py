@@ -138,12 +138,14 @@ def clock(monkeypatch):
     return sim
 
 
-def run_engine(clock, path, flows=1, echo=None, hops=False, version=4):
+def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=False):
     # Answers still on their way to an earlier run's sockets: those sockets are closed.
     if hasattr(clock, "queue"):
         clock.queue[:] = [item for item in clock.queue if item[1] in (path, echo)]
     spec = {"dest": "192.0.2.1", "flows": flows, "hops": hops, "timeout": "PT1S",
             "target-mtu": 9000}
+    if forward:
+        spec["reverse"] = True  # a two-participant run: `path` is the dest's reflector
     engine = Engine(spec)
     engine.version = version
     engine.dest_ip = "dest"
@@ -153,7 +155,7 @@ def run_engine(clock, path, flows=1, echo=None, hops=False, version=4):
     engine.bucket = engine_module._Bucket(1.0 if version == 4 else 4.0)
     engine.transports = [path] + ([echo] if echo else [])
     started = clock.now
-    result = engine._measure(path, echo, flows, None)
+    result = engine._measure(path, echo, flows, None, path if forward else None)
     return result, clock.now - started, spec
 
 
@@ -249,3 +251,18 @@ def test_hop_scan_of_a_long_path_in_few_rounds(clock, rtt, limited):
         assert result["blackhole"]["ip"] == "r1", result["blackhole"]
         assert [h["ip"] for h in result["hops"]] == ["r%d" % i for i in range(1, 21)] + ["dest"]
         assert took <= max_duration(spec), (mtu, took)
+
+
+@pytest.mark.parametrize("rtt", [0.001, 0.1, 0.3])
+def test_through_the_reflector_within_the_pair_bound(clock, rtt):
+    """A two-participant run (hops, reverse, 4 flows): probing through the dest's reflector
+    (answers free), 20 routers, black hole at any size: exact, every hop, within the
+    (shorter) bound of two-participant runs."""
+    for mtu in odd_sizes(6, seed=21 + int(rtt * 1000)):
+        path = SimPath(clock, mtu, rtt, limited=False, routers=20, name="reflector")
+        result, took, spec = run_engine(clock, path, flows=4, hops=True, forward=True)
+        assert result["method"] == "reflector"
+        assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
+        assert all(f["path-mtu"] == mtu for f in result["flows"]), result["flows"]
+        assert len(result["hops"]) == 21, result["hops"]
+        assert took <= max_duration(spec) - 0.2, (mtu, took, max_duration(spec))

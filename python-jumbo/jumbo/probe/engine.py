@@ -32,6 +32,10 @@ SEARCH_SECONDS = 4 * 1.0 + 2 * WORST_RTT
 # through the dest's reflector answers are free and the flows go together (a round trip).
 FLOW_SECONDS = 1.0
 FLOW_SECONDS_REFLECTOR = WORST_RTT
+# Through the dest's reflector (two-participant runs) answers are free: a round ends with
+# its first answer (a round trip), only the last one waits out its silences; trains of 7
+# sizes at long round trips reach the 1-byte boundary from anywhere in 5 rounds.
+REFLECTOR_SEARCH_SECONDS = 5 * WORST_RTT + WAIT_RTTS * WORST_RTT
 # Greeting the dest's reflector (two-participant runs) before probing through it.
 HELLO_SECONDS = 1.0
 # TTL scans (locating a black hole; the per-hop scan with `hops`): SCAN_TTLS hops per round;
@@ -58,17 +62,20 @@ def max_duration(spec):
     """Upper bound, in seconds, of a measurement with this spec (defaults filled in).
 
     Built from the engine's own worst case, not from round counts times `timeout`: the
-    primary search (SEARCH_SECONDS: a rate-limited IPv4 dest, RTT up to WORST_RTT), one
-    answer per further flow, one TTL scan to locate a black hole, one more with `hops`.
-    The engine stops itself at this bound (what is unconfirmed by then is said so)."""
+    primary search (SEARCH_SECONDS: a rate-limited IPv4 dest, RTT up to WORST_RTT; through
+    the dest's reflector REFLECTOR_SEARCH_SECONDS), one answer per further flow, one TTL
+    scan to locate a black hole, one more with `hops`. The engine stops itself at this
+    bound (what is unconfirmed by then is said so). A two-participant run whose reflector
+    does not answer probes single-ended within the same bound: with ICMP echo that fits; a
+    UDP-only search on a spent budget may end unconfirmed (the result says so)."""
     flows = max(1, int(spec.get("flows", 4)))
     scans = 2 if spec.get("hops") else 1
     # The dest participant runs the reflector when the spec asks for it (the runner then
     # probes through it; without an answer the engine falls back within the same bound).
     two = bool(spec.get("reverse")) or spec.get("throughput") is not None
     per_flow = FLOW_SECONDS_REFLECTOR if two else FLOW_SECONDS
-    return round(SETUP_SECONDS + (HELLO_SECONDS if two else 0.0) + SEARCH_SECONDS
-                 + per_flow * (flows - 1) + SCAN_SECONDS * scans, 3)
+    search = (HELLO_SECONDS + REFLECTOR_SEARCH_SECONDS) if two else SEARCH_SECONDS
+    return round(SETUP_SECONDS + search + per_flow * (flows - 1) + SCAN_SECONDS * scans, 3)
 
 
 def iso_duration(seconds):
