@@ -56,8 +56,10 @@ class SimPath(tp.Transport):
     on one clock share its queue of answers, so that waiting on one never skips another's."""
 
     def __init__(self, clock, mtu, rtt, budget=None, ptb=False, loss=0.0, seed=1,
-                 answers=True, flows=1, limited=True, name="udp"):
+                 answers=True, flows=1, limited=True, name="udp", routers=1):
         self.clock = clock
+        # Routers before the dest (r1 .. rN); the narrow link is the one after r1.
+        self.routers = routers
         if not hasattr(clock, "queue"):
             clock.queue = []
         self.mtu = mtu
@@ -84,8 +86,9 @@ class SimPath(tp.Transport):
         back = now + self.rtt
         if self.rng.random() < self.loss:
             return probe
-        if ttl == 1:
-            self._answer(now + self.rtt / 2, tp.Event(probe, tp.TTL, source="r1"))
+        if ttl is not None and ttl <= self.routers and (ttl == 1 or size <= self.mtu):
+            self._answer(now + self.rtt * ttl / (self.routers + 1.0),
+                         tp.Event(probe, tp.TTL, source="r%d" % ttl))
             return probe
         if size > self.mtu:
             if self.ptb:
@@ -135,9 +138,14 @@ def clock(monkeypatch):
     return sim
 
 
-def run_engine(clock, path, flows=1, echo=None, hops=False, version=4):
+def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=False):
+    # Answers still on their way to an earlier run's sockets: those sockets are closed.
+    if hasattr(clock, "queue"):
+        clock.queue[:] = [item for item in clock.queue if item[1] in (path, echo)]
     spec = {"dest": "192.0.2.1", "flows": flows, "hops": hops, "timeout": "PT1S",
             "target-mtu": 9000}
+    if forward:
+        spec["reverse"] = True  # a two-participant run: `path` is the dest's reflector
     engine = Engine(spec)
     engine.version = version
     engine.dest_ip = "dest"
@@ -147,7 +155,7 @@ def run_engine(clock, path, flows=1, echo=None, hops=False, version=4):
     engine.bucket = engine_module._Bucket(1.0 if version == 4 else 4.0)
     engine.transports = [path] + ([echo] if echo else [])
     started = clock.now
-    result = engine._measure(path, echo, flows, None)
+    result = engine._measure(path, echo, flows, None, path if forward else None)
     return result, clock.now - started, spec
 
 
@@ -227,3 +235,34 @@ def test_duration_bounds_are_tight():
     default = max_duration(with_defaults({"dest": "x"}))
     mesh = max_duration(with_defaults({"dest": "x", "hops": True, "flows": 4}))
     assert default <= 12.0 and mesh <= 15.0, (default, mesh)
+
+
+@pytest.mark.parametrize("rtt", [0.001, 0.3])
+@pytest.mark.parametrize("limited", [True, False])
+def test_hop_scan_of_a_long_path_in_few_rounds(clock, rtt, limited):
+    """20 routers, black hole after r1, RTT up to 300 ms: the TTL scan probes many hops per
+    round, so every hop is listed (with r1 located as the black hole) within the bound."""
+    for mtu in odd_sizes(4, seed=11 + int(rtt * 1000)):
+        budget = IcmpBudget(clock, tokens=0.0) if limited else None
+        path = SimPath(clock, mtu, rtt, budget=budget, limited=limited, routers=20,
+                       name="udp" if limited else "reflector")
+        result, took, spec = run_engine(clock, path, flows=4, hops=True)
+        assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
+        assert result["blackhole"]["ip"] == "r1", result["blackhole"]
+        assert [h["ip"] for h in result["hops"]] == ["r%d" % i for i in range(1, 21)] + ["dest"]
+        assert took <= max_duration(spec), (mtu, took)
+
+
+@pytest.mark.parametrize("rtt", [0.001, 0.1, 0.3])
+def test_through_the_reflector_within_the_pair_bound(clock, rtt):
+    """A two-participant run (hops, reverse, 4 flows): probing through the dest's reflector
+    (answers free), 20 routers, black hole at any size: exact, every hop, within the
+    (shorter) bound of two-participant runs."""
+    for mtu in odd_sizes(6, seed=21 + int(rtt * 1000)):
+        path = SimPath(clock, mtu, rtt, limited=False, routers=20, name="reflector")
+        result, took, spec = run_engine(clock, path, flows=4, hops=True, forward=True)
+        assert result["method"] == "reflector"
+        assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
+        assert all(f["path-mtu"] == mtu for f in result["flows"]), result["flows"]
+        assert len(result["hops"]) == 21, result["hops"]
+        assert took <= max_duration(spec) - 0.2, (mtu, took, max_duration(spec))

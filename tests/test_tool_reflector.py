@@ -110,6 +110,12 @@ def test_a_busy_port_is_a_clear_error():
 
 
 def test_the_budget_covers_the_slowest_search():
+    """BUDGET_ROUNDS rounds at a 300 ms round trip (each waits 1.5 round trips after its last
+    request), the greeting and the STATUS exchange; a `timeout` shorter than that wait caps
+    every round, and the bound with it."""
     budget = reflector.max_duration({"timeout": "PT1S"})
-    assert budget >= reflector.HELLO_WINDOW + reflector.MAX_ROUNDS * 1.0
-    assert reflector.max_duration({"timeout": "PT2S"}) > budget
+    wait = reflector._round_wait(1.0, reflector.WORST_RTT)
+    assert wait >= reflector.ROUND_WAIT_RTTS * 0.3
+    assert budget >= reflector.HELLO_BUDGET + reflector.BUDGET_ROUNDS * wait + 2 * wait
+    assert budget <= 6.0
+    assert reflector.max_duration({"timeout": "PT0.2S"}) < budget

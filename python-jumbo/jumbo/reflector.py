@@ -86,7 +86,7 @@ BURST_BYTES = 4000000.0
 # and clock skew, and the forward phase has usually talked to the reflector already).
 HELLO_WINDOW = 2.5
 HELLO_INTERVAL = 0.25
-SIZES_PER_ROUND = 24      # probe sizes sent per round trip
+SIZES_PER_ROUND = 48      # probe sizes sent per round trip (over all flows)
 CONFIRM = 3               # silences needed before a size counts as not crossing
 MAX_ROUNDS = 8
 MAX_FLOWS = 8             # reverse flows searched side by side (distinct source ports)
@@ -1014,19 +1014,30 @@ class ForwardTransport(probe_transport._SocketTransport):
         return {"source-port": self.ports[flow], "flow-label": None}
 
 
+# The slowest round trip the reverse bound is made for (intercontinental paths), and the
+# rounds it budgets: a round waits ROUND_WAIT_RTTS round trips after its last request.
+WORST_RTT = 0.3
+ROUND_WAIT_RTTS = 1.5
+BUDGET_ROUNDS = 6
+# The greeting the bound budgets: the forward phase has already met the reflector, so it
+# answers at once (HELLO_WINDOW still applies when there is time, e.g. no forward phase).
+HELLO_BUDGET = 1.0
+
+
 def _round_wait(timeout, rtt):
-    """How long a round waits for its replies: three round trips (replies come back to back
-    one round trip after the requests), at least 0.15 s, at most `timeout`."""
-    return min(max(timeout, 0.05), max(0.15, 3 * rtt + 0.05))
+    """How long a round waits for its replies after its last request: the replies come back
+    to back one round trip after the requests, so ROUND_WAIT_RTTS round trips (+50 ms of
+    jitter), at least 0.15 s, at most `timeout`. A reply later than that still counts in
+    the next rounds (any arrival is proof; a size counts as silent only CONFIRM times)."""
+    return min(max(timeout, 0.05), max(0.15, ROUND_WAIT_RTTS * rtt + 0.05))
 
 
 def max_duration(spec):
     """Upper bound, in seconds, of measure_reverse for a spec (pure function of the spec):
-    the hello window, MAX_ROUNDS rounds and two STATUS tries, each round budgeted a full
-    `timeout` (a round waits three round trips, at most `timeout`: the bound holds for any
-    RTT up to a third of it, 0.3 s with the default). measure_reverse stops at this deadline
+    the greeting (HELLO_BUDGET), BUDGET_ROUNDS rounds and two STATUS tries, each round its
+    RTT-based wait at WORST_RTT (capped by `timeout`). measure_reverse stops at this deadline
     (a search cut short says so: its answer is then a lower bound)."""
     from .spec import duration_seconds_or_none
     timeout = duration_seconds_or_none((spec or {}).get("timeout") or "PT1S") or 1.0
-    wait = max(timeout, 0.15)
-    return round(HELLO_WINDOW + MAX_ROUNDS * wait + 2 * max(wait, 0.3) + 0.5, 3)
+    wait = _round_wait(timeout, WORST_RTT)
+    return round(HELLO_BUDGET + BUDGET_ROUNDS * wait + 2 * max(wait, 0.3) + 0.3, 3)

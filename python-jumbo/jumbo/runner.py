@@ -157,7 +157,10 @@ def phase_budget(spec):
         throughput = float(_throughput_module().duration(full))
     two = specs.needs_dest_participant(full)
     return {"start": START_WAIT if two else 0.0, "forward": forward, "reverse": reverse,
-            "throughput": throughput, "end": (STATUS_BUDGET if two else 0.0) + TEARDOWN}
+            "throughput": throughput,
+            # The final STATUS exchange runs only without a reverse search (which ends with
+            # its own STATUS, inside its budget).
+            "end": (STATUS_BUDGET if two and not full.get("reverse") else 0.0) + TEARDOWN}
 
 
 def duration_seconds(spec):

@@ -32,10 +32,19 @@ SEARCH_SECONDS = 4 * 1.0 + 2 * WORST_RTT
 # through the dest's reflector answers are free and the flows go together (a round trip).
 FLOW_SECONDS = 1.0
 FLOW_SECONDS_REFLECTOR = WORST_RTT
+# Through the dest's reflector (two-participant runs) answers are free: a round ends with
+# its first answer (a round trip), only the last one waits out its silences; trains of 7
+# sizes at long round trips reach the 1-byte boundary from anywhere in 5 rounds.
+REFLECTOR_SEARCH_SECONDS = 5 * WORST_RTT + WAIT_RTTS * WORST_RTT
 # Greeting the dest's reflector (two-participant runs) before probing through it.
 HELLO_SECONDS = 1.0
-# Locating a black hole (one TTL scan) and the per-hop scan with `hops`.
-SCAN_SECONDS = 2.5
+# TTL scans (locating a black hole; the per-hop scan with `hops`): SCAN_TTLS hops per round;
+# a path of up to SCAN_TTLS hops takes one round, plus one per size change (a PTB, a black
+# hole passed); each round at most WAIT_RTTS round trips (silences) at WORST_RTT. Each scan
+# stops itself at SCAN_SECONDS (what it has not reached by then stays unreported).
+SCAN_TTLS = 16
+SCAN_ROUNDS = 2
+SCAN_SECONDS = SCAN_ROUNDS * WAIT_RTTS * WORST_RTT
 
 
 def _timeout_seconds(spec):
@@ -53,17 +62,20 @@ def max_duration(spec):
     """Upper bound, in seconds, of a measurement with this spec (defaults filled in).
 
     Built from the engine's own worst case, not from round counts times `timeout`: the
-    primary search (SEARCH_SECONDS: a rate-limited IPv4 dest, RTT up to WORST_RTT), one
-    answer per further flow, one TTL scan to locate a black hole, one more with `hops`.
-    The engine stops itself at this bound (what is unconfirmed by then is said so)."""
+    primary search (SEARCH_SECONDS: a rate-limited IPv4 dest, RTT up to WORST_RTT; through
+    the dest's reflector REFLECTOR_SEARCH_SECONDS), one answer per further flow, one TTL
+    scan to locate a black hole, one more with `hops`. The engine stops itself at this
+    bound (what is unconfirmed by then is said so). A two-participant run whose reflector
+    does not answer probes single-ended within the same bound: with ICMP echo that fits; a
+    UDP-only search on a spent budget may end unconfirmed (the result says so)."""
     flows = max(1, int(spec.get("flows", 4)))
     scans = 2 if spec.get("hops") else 1
     # The dest participant runs the reflector when the spec asks for it (the runner then
     # probes through it; without an answer the engine falls back within the same bound).
     two = bool(spec.get("reverse")) or spec.get("throughput") is not None
     per_flow = FLOW_SECONDS_REFLECTOR if two else FLOW_SECONDS
-    return round(SETUP_SECONDS + (HELLO_SECONDS if two else 0.0) + SEARCH_SECONDS
-                 + per_flow * (flows - 1) + SCAN_SECONDS * scans, 3)
+    search = (HELLO_SECONDS + REFLECTOR_SEARCH_SECONDS) if two else SEARCH_SECONDS
+    return round(SETUP_SECONDS + search + per_flow * (flows - 1) + SCAN_SECONDS * scans, 3)
 
 
 def iso_duration(seconds):
@@ -236,14 +248,17 @@ class Engine(object):
         if level < want:
             self._sleep_until(time.monotonic() + (want - level) / self.bucket.rate)
 
-    def round(self, items, pace=True):
+    def round(self, items, pace=True, deadline=None, complete=None):
         """Send (flow, size, ttl) items back to back; wait until each is answered or
-        superseded by a later answered probe of its group, or the wait limit passes."""
+        superseded by a later answered probe of its group (or `complete(probes)` says so),
+        or the wait limit (at the latest `deadline`) passes."""
+        deadline = self.deadline if deadline is None else min(deadline, self.deadline)
+        complete = complete or self._complete
         if pace:
             self._pace(items)
         probes = []
         for flow, size, ttl in items:
-            if time.monotonic() >= self.deadline:
+            if time.monotonic() >= deadline:
                 break
             self.order += 1
             try:
@@ -258,8 +273,8 @@ class Engine(object):
             probe = _Probe(flow, size, ttl, time.monotonic(), self.order)
             self.pending[(id(flow.transport), pid)] = probe
             probes.append(probe)
-        limit = min(time.monotonic() + self._wait_limit(), self.deadline)
-        while not self._complete(probes):
+        limit = min(time.monotonic() + self._wait_limit(), deadline)
+        while not complete(probes):
             now = time.monotonic()
             if now >= limit:
                 break
@@ -436,61 +451,99 @@ class Engine(object):
         return False
 
     def scan(self, flow, big, small, full):
-        """TTL-limited probes of `big` and `small` bytes, hop by hop: where big packets stop
-        (PTB or silence) and, when `full`, every hop's address, MTU and RTT."""
+        """TTL-limited probes of `big` and `small` bytes: where big packets stop (PTB or
+        silence) and, when `full`, every hop's address, MTU and RTT.
+
+        The same train discipline as the size search: each round probes a window of
+        SCAN_TTLS hops at once (each router gets one probe of each size per round: routers
+        rate-limit their time-exceeded messages per source, so one answer per router per
+        round is what a round can count on). A round that changes the size to carry (a PTB,
+        a black hole passed in a full scan) or meets a silent hop starts the next window
+        there; otherwise the next window starts after this one. Each scan stops itself
+        within SCAN_SECONDS."""
         hops, blackhole, ptb_found, last_ip = [], None, None, None
         current = big
-        for ttl in range(1, MAX_TTL + 1):
-            hop, reached, tries = None, False, 0
-            while hop is None and time.monotonic() < self.deadline and tries < 4:
-                tries += 1
-                sizes = [current, small] if current != small else [small]
-                # Routers answer TTL-limited probes; only a probe reaching the dest spends
-                # its answer budget: wait for it only when a try came back empty.
-                probes = self.round([(flow, s, ttl) for s in sizes], pace=tries > 1)
-                b = probes[0]
-                s = probes[-1]
+        deadline = min(self.deadline, time.monotonic() + SCAN_SECONDS)
+        silences = {}
+        ttl, pace = 1, False
+        while ttl <= MAX_TTL and time.monotonic() < deadline:
+            ttls = list(range(ttl, min(MAX_TTL, ttl + SCAN_TTLS - 1) + 1))
+            sizes = [current, small] if current != small else [small]
+            # Only a probe reaching the dest spends its answer budget: wait for it only
+            # when a round came back empty.
+            probes = self.round([(flow, s, t) for t in ttls for s in sizes], pace=pace,
+                                deadline=deadline, complete=self._scan_complete)
+            pace = False
+            by_ttl = {}
+            for probe in probes:
+                by_ttl.setdefault(probe.ttl, []).append(probe)
+            next_ttl = None
+            for t in ttls:
+                sent = by_ttl.get(t)
+                if not sent:
+                    return hops, blackhole, ptb_found  # the scan's time is up
+                b, s = sent[0], sent[-1]
+                hop, reached, changed = None, False, False
                 if b.outcome in (tp.TTL, tp.ARRIVED):
                     # `current` reaching a hop proves the path up to it carries `current`;
                     # it is the hop's MTU only when nothing larger could be sent (the local
                     # MTU) or a PTB / the search named it (full scans lower `current` so).
-                    hop = {"ttl": ttl, "ip": b.event.source,
+                    hop = {"ttl": t, "ip": b.event.source,
                            "mtu": current if (full or current >= self.local_max) else None,
                            "rtt": iso_duration(b.event.when - b.sent)}
                     reached = b.outcome == tp.ARRIVED
-                    continue
-                if b.outcome == tp.TOO_BIG:
+                elif b.outcome == tp.TOO_BIG:
                     if useful_ptb(b.event.mtu, current, self.version):
                         ptb_found = b.event.mtu
                     if not full:
                         return hops, blackhole, ptb_found
                     current = _lower(current, b.event.mtu, flow.search.result(), self.version)
-                    continue
-                if s is not b and s.outcome in (tp.TTL, tp.ARRIVED):
+                    next_ttl = t  # this hop again, with the size it carries
+                elif s is not b and s.outcome in (tp.TTL, tp.ARRIVED):
                     if blackhole is None:
-                        blackhole = {"ttl": ttl - 1, "ip": last_ip, "size": current}
+                        blackhole = {"ttl": t - 1, "ip": last_ip, "size": current}
                     if not full:
                         return hops, blackhole, ptb_found
                     # The largest size known to pass this stage (answered further along).
                     lowered = flow.search.stage_bottom(current)
                     if lowered is None or lowered >= current:
-                        hop = {"ttl": ttl, "ip": s.event.source, "mtu": None,
+                        hop = {"ttl": t, "ip": s.event.source, "mtu": None,
                                "rtt": iso_duration(s.event.when - s.sent)}
                         reached = s.outcome == tp.ARRIVED
                     current = lowered if lowered is not None else small
-                    continue
-                if tries >= 2:
-                    hop = {"ttl": ttl, "ip": None, "mtu": None, "rtt": None}
+                    changed = True
+                    if hop is None:
+                        next_ttl = t
+                else:
+                    silences[t] = silences.get(t, 0) + 1
+                    if silences[t] >= 2:
+                        hop = {"ttl": t, "ip": None, "mtu": None, "rtt": None}
+                    else:
+                        # Silent: this hop's ICMP budget may be spent, or the dest's (a
+                        # probe that reached it). Ask again next round, paced.
+                        next_ttl, pace = t, True
+                if hop is not None:
+                    hops.append(hop)
+                    last_ip = hop["ip"] or last_ip
+                    if reached or hop["ip"] == self.dest_ip:
+                        return hops, blackhole, ptb_found
+                    if changed:
+                        next_ttl = t + 1  # the later hops carried the old size: again
+                if next_ttl is not None:
                     break
-                # Both silent: this hop's ICMP budget may be spent; let it refill.
-                self._sleep_until(time.monotonic() + 0.35)
-            if hop is None:
-                break
-            hops.append(hop)
-            last_ip = hop["ip"] or last_ip
-            if reached or hop["ip"] == self.dest_ip:
-                break
+            ttl = next_ttl if next_ttl is not None else ttls[-1] + 1
+            if pace and not any(p.outcome for p in probes):
+                # Nothing at all answered: let the routers' budgets refill.
+                self._sleep_until(min(deadline, time.monotonic() + 0.35))
         return hops, blackhole, ptb_found
+
+    def _scan_complete(self, probes):
+        """A scan round is complete when every hop up to the first that reached the dest is
+        (probes past the dest only spend its answer budget; nothing waits for them)."""
+        reached = [p.ttl for p in probes if p.outcome == tp.ARRIVED]
+        if reached:
+            probes = [p for p in probes if p.ttl <= min(reached)]
+        return self._complete(probes)
 
     # -- the run ----------------------------------------------------------------------------
 
