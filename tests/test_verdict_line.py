@@ -26,9 +26,6 @@ RESULTS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="jumbo/probe/cli.py (issue 12's file) still words its "
-                   "own verdict ('JUMBO OK: path MTU ...'); its text() must print "
-                   "jumbo.render.verdict(result) first. Remove this mark when it does.")
 @pytest.mark.parametrize("result", RESULTS)
 def test_jumbocheck_and_result_format_share_the_verdict_line(result):
     assert jumbocheck.text(result).splitlines()[0] == render.verdict(result)

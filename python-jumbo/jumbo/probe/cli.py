@@ -40,18 +40,11 @@ def _split(argv):
 
 
 def text(result):
-    """Verdict first, then the details an operator reads."""
-    mtu = result.get("path-mtu")
-    lines = []
-    target = result.get("target-mtu")
-    verdict = "JUMBO OK" if result.get("jumbo") else "NOT JUMBO"
-    lines.append("%s: path MTU %s to %s (target %s), PMTUD %s" % (
-        verdict, mtu, result.get("dest-ip"), target, result.get("pmtud")))
-    hole = result.get("blackhole")
-    if hole:
-        lines.append("Black hole: packets of %s bytes and more vanish after hop %s (%s) "
-                     "without a packet-too-big" % (hole.get("size"), hole.get("ttl"),
-                                                   hole.get("ip") or "this host"))
+    """Verdict first (the very line `pscheduler task pmtu` prints), then the details."""
+    from ..render import verdict
+    lines = [verdict(result)]
+    lines.append("Dest %s, target MTU %s, PMTUD %s" % (
+        result.get("dest-ip"), result.get("target-mtu"), result.get("pmtud")))
     lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s" % (
         result.get("local-mtu"), result.get("ip-version"), result.get("method"),
         result.get("probes", 0), result.get("elapsed", 0.0)))
@@ -80,11 +73,7 @@ def main(argv=None):
         print("Measures the exact path MTU to DEST, PMTUD health and black holes.")
         return 0
     rest, want_json = _split(argv)
-    try:
-        from ..spec import cli_to_spec, CliError
-    except ImportError:  # pragma: no cover
-        sys.stderr.write("jumbocheck: jumbo.spec is missing\n")
-        return 2
+    from ..spec import cli_to_spec, CliError
     if "--dest" not in rest:
         sys.stderr.write("%s\njumbocheck: DEST is required\n" % USAGE)
         return 2
