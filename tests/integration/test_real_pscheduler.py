@@ -112,6 +112,24 @@ def merged(nodes, run_url, state="finished"):
     return run, run["result-merged"]
 
 
+def measured(nodes, tasks, name, args):
+    """(text, run URLs, merged result) of a --reverse task. When the run hit pScheduler's own
+    participant-data race (README, known issues: the lead's run started without the dest's
+    participant data, so no reverse phase could run), the same task is submitted once more,
+    alone, and that run is the one judged; any other failure is judged as it is."""
+    text, urls = finished(tasks, name)
+    _run, result = merged(nodes, urls[0])
+    if result.get("reverse-path-mtu") is None and \
+            "no participant data from the dest participant" in (result.get("diags") or ""):
+        done = nodes.cli("a", ["task"] + args, timeout=300)
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        urls = run_urls(done.stdout)
+        assert urls, done.stdout
+        text = done.stdout.split("Waiting for result...\n", 1)[1].lstrip("\n")
+        _run, result = merged(nodes, urls[0])
+    return text, urls, result
+
+
 def stored(sqlite_url, run_url):
     from jumbo.stores import open_store
     deadline = time.monotonic() + 60
@@ -168,9 +186,9 @@ def test_the_api_refuses_a_bad_spec_with_the_plugins_message(nodes, tasks):
 # -- measuring through the real scheduler, runner and archiver ---------------------------------
 
 def test_ipv4_reverse_hops_exact_and_archived(nodes, tasks, sqlite_url):
-    text, urls = finished(tasks, "v4")
+    text, urls, result = measured(nodes, tasks, "v4", [
+        "--archive", jumbo_archive(sqlite_url), "pmtu", "--dest", DEST4, "--reverse", "--hops"])
     assert text.startswith("Path MTU 8950 < 9000: black hole at hop 1 (%s)" % HOP1_4), text
-    _run, result = merged(nodes, urls[0])
     assert result["succeeded"] is True, result
     assert (result["path-mtu"], result["pmtud"], result["ip-version"]) == (PATH_MTU, "blackhole", 4)
     assert result["blackhole"] == {"ttl": 1, "ip": HOP1_4, "size": PATH_MTU + 1}, result
@@ -189,9 +207,9 @@ def test_ipv4_reverse_hops_exact_and_archived(nodes, tasks, sqlite_url):
 
 
 def test_ipv6_reverse_hops_exact_and_archived_with_ipv6_addresses(nodes, tasks, sqlite_url):
-    text, urls = finished(tasks, "v6")
+    text, urls, result = measured(nodes, tasks, "v6", [
+        "--archive", jumbo_archive(sqlite_url), "pmtu", "--dest", DEST6, "--reverse", "--hops"])
     assert text.startswith("Path MTU 8950 < 9000: black hole at hop 1 (%s)" % HOP1_6), text
-    _run, result = merged(nodes, urls[0])
     assert (result["path-mtu"], result["pmtud"], result["ip-version"]) == (PATH_MTU, "blackhole", 6)
     assert result["blackhole"] == {"ttl": 1, "ip": HOP1_6, "size": PATH_MTU + 1}, result
     assert result["hops"][0]["ip"] == HOP1_6 and result["hops"][0]["mtu"] == 9000, result["hops"]
