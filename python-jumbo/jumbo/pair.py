@@ -81,41 +81,17 @@ def _semantic_problem(spec):
 
 def validate(spec):
     """Full validation of a jumbo-throughput spec: (True, None) or (False, "At /field: ...")."""
-    try:
-        validation.schema_version(spec, schemas.MAX_PAIR_SPEC_SCHEMA, "spec")
-    except ValueError as err:
-        return False, str(err)
-    problem = _shape_problem(spec)
-    if problem:
-        return False, problem
-    valid, error = validation.check_pair_spec(spec)
-    if not valid:
-        return False, error
-    problem = _semantic_problem(spec)
-    if problem:
-        return False, problem
-    return True, None
+    return validation.validate_spec(spec, schemas.MAX_PAIR_SPEC_SCHEMA, _shape_problem,
+                                    validation.check_pair_spec, _semantic_problem)
 
 
 def is_valid_text(text):
     """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    from .plugin import loads
-    try:
-        spec = loads(text)
-    except ValueError as err:
-        return {"valid": False, "error": str(err)}
-    try:
-        valid, error = validate(spec)
-    except Exception as err:  # noqa: BLE001 - the contract wants valid:false, never a crash
-        return {"valid": False, "error": "Unable to validate: %s: %s" % (type(err).__name__, err)}
-    return {"valid": True} if valid else {"valid": False, "error": error}
+    return validation.is_valid_text(text, validate)
 
 
 def require_valid(spec):
-    valid, error = validate(spec)
-    if not valid:
-        raise ValueError("Invalid spec: %s" % error)
-    return spec
+    return validation.require_valid(spec, validate)
 
 
 def with_defaults(spec):

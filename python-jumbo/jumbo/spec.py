@@ -257,20 +257,8 @@ def _shape_problem(spec):
 
 def validate(spec):
     """Full validation of a pmtu spec: (True, None) or (False, "At /field: problem")."""
-    try:
-        validation.schema_version(spec, schemas.MAX_SPEC_SCHEMA, "spec")
-    except ValueError as err:
-        return False, str(err)
-    problem = _shape_problem(spec)
-    if problem:
-        return False, problem
-    valid, error = validation.check_spec(spec)
-    if not valid:
-        return False, error
-    problem = _semantic_problem(spec)
-    if problem:
-        return False, problem
-    return True, None
+    return validation.validate_spec(spec, schemas.MAX_SPEC_SCHEMA, _shape_problem,
+                                    validation.check_spec, _semantic_problem)
 
 
 def is_valid(spec):
@@ -283,23 +271,12 @@ def is_valid(spec):
 
 def is_valid_text(text):
     """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    try:
-        from .plugin import loads
-        spec = loads(text)
-    except ValueError as err:
-        return {"valid": False, "error": str(err)}
-    try:
-        return is_valid(spec)
-    except Exception as err:  # noqa: BLE001 - the contract wants valid:false, never a crash
-        return {"valid": False, "error": "Unable to validate: %s: %s" % (type(err).__name__, err)}
+    return validation.is_valid_text(text, validate)
 
 
 def require_valid(spec):
     """Raise ValueError("Invalid spec: At /...") unless the spec is valid."""
-    valid, error = validate(spec)
-    if not valid:
-        raise ValueError("Invalid spec: %s" % error)
-    return spec
+    return validation.require_valid(spec, validate)
 
 
 def needs_dest_participant(spec):

@@ -37,37 +37,73 @@ def schema_version(document, maximum, what):
     return version
 
 
-def check_spec(spec):
-    """Schema-level validation of a pmtu spec: (valid, error)."""
+def _check_versioned(document, maximum, schema_of, what):
+    """Validate a document against the schema of its own `schema` version: (valid, error)."""
     try:
-        version = schema_version(spec, schemas.MAX_SPEC_SCHEMA, "spec")
+        version = schema_version(document, maximum, what)
     except ValueError as err:
         return False, str(err)
-    return check(spec, schemas.spec_schema(version))
+    return check(document, schema_of(version))
+
+
+def check_spec(spec):
+    """Schema-level validation of a pmtu spec: (valid, error)."""
+    return _check_versioned(spec, schemas.MAX_SPEC_SCHEMA, schemas.spec_schema, "spec")
 
 
 def check_result(result):
     """Validation of a pmtu result: (valid, error)."""
-    try:
-        version = schema_version(result, schemas.MAX_RESULT_SCHEMA, "result")
-    except ValueError as err:
-        return False, str(err)
-    return check(result, schemas.result_schema(version))
+    return _check_versioned(result, schemas.MAX_RESULT_SCHEMA, schemas.result_schema, "result")
 
 
 def check_pair_spec(spec):
     """Schema-level validation of a jumbo-throughput spec: (valid, error)."""
-    try:
-        version = schema_version(spec, schemas.MAX_PAIR_SPEC_SCHEMA, "spec")
-    except ValueError as err:
-        return False, str(err)
-    return check(spec, schemas.pair_spec_schema(version))
+    return _check_versioned(spec, schemas.MAX_PAIR_SPEC_SCHEMA, schemas.pair_spec_schema, "spec")
 
 
 def check_pair_result(result):
     """Validation of a jumbo-throughput result: (valid, error)."""
+    return _check_versioned(result, schemas.MAX_PAIR_RESULT_SCHEMA, schemas.pair_result_schema,
+                            "result")
+
+
+def validate_spec(spec, maximum, shape_problem, check_schema, semantic_problem):
+    """A test's spec through its checks in the order that gives the clearest message: schema
+    version, the test's own shape checks (friendlier than the schema's), the JSON schema, then
+    the rules a schema cannot say. (True, None) or (False, "At /field: problem")."""
     try:
-        version = schema_version(result, schemas.MAX_PAIR_RESULT_SCHEMA, "result")
+        schema_version(spec, maximum, "spec")
     except ValueError as err:
         return False, str(err)
-    return check(result, schemas.pair_result_schema(version))
+    problem = shape_problem(spec)
+    if problem:
+        return False, problem
+    valid, error = check_schema(spec)
+    if not valid:
+        return False, error
+    problem = semantic_problem(spec)
+    if problem:
+        return False, problem
+    return True, None
+
+
+def is_valid_text(text, validate):
+    """spec-is-valid on raw stdin text: always an answer, never an exception."""
+    from .plugin import loads
+    try:
+        spec = loads(text)
+    except ValueError as err:
+        return {"valid": False, "error": str(err)}
+    try:
+        valid, error = validate(spec)
+    except Exception as err:  # noqa: BLE001 - the contract wants valid:false, never a crash
+        return {"valid": False, "error": "Unable to validate: %s: %s" % (type(err).__name__, err)}
+    return {"valid": True} if valid else {"valid": False, "error": error}
+
+
+def require_valid(spec, validate):
+    """`spec` itself, or ValueError("Invalid spec: At /...")."""
+    valid, error = validate(spec)
+    if not valid:
+        raise ValueError("Invalid spec: %s" % error)
+    return spec
