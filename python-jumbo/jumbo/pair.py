@@ -20,7 +20,7 @@ Public API (the seven test methods call these; the tool calls internal_spec/asse
     participants(spec)            -> {"participants": [lead|null, dest-node|dest]}
     cli_to_spec(argv), spec_to_cli(spec)
     internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.throughput use
-    assemble(...), merge(test, results), merge_text(text)
+    assemble(...), merge(test, results), failed(error)
     result_format(text, argv), spec_format(text, argv), verdict(result)
 """
 
@@ -292,12 +292,12 @@ def _checked(result):
 def merge(test, participant_results):
     """merged-results: p0's result, with p1's iperf3 server report as `server`."""
     if not isinstance(participant_results, list) or not participant_results:
-        return _failed("no participant results to merge")
+        return failed("no participant results to merge")
     lead = participant_results[0]
     inner = lead.get("result") if isinstance(lead, dict) else None
     if not isinstance(inner, dict) or "schema" not in inner:
         error = (lead or {}).get("error") if isinstance(lead, dict) else None
-        return _failed(str(error or "the source participant produced no result"),
+        return failed(str(error or "the source participant produced no result"),
                        str((lead or {}).get("diags") or "") if isinstance(lead, dict) else "")
     result = copy.deepcopy(inner)
     dest = participant_results[1] if len(participant_results) > 1 else None
@@ -318,26 +318,12 @@ def merge(test, participant_results):
     return _checked(result)
 
 
-def _failed(error, diags=""):
+def failed(error, diags=""):
+    """A jumbo-throughput result that says why there is no measurement."""
     result = _base()
     result["error"] = error
     result["diags"] = diags
     return result
-
-
-def merge_text(text):
-    from .plugin import loads
-    try:
-        data = loads(text)
-    except ValueError as err:
-        return _failed("Invalid input: %s" % err)
-    if not isinstance(data, dict):
-        return _failed("Invalid input: expected an object with test and results")
-    try:
-        return merge(data.get("test"), data.get("results"))
-    except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
-        return _failed("cannot merge the participants' results: %s: %s"
-                       % (type(err).__name__, err))
 
 
 # ------------------------------------------------------------------------------------------

@@ -174,11 +174,12 @@ def merge_text(text):
     if not isinstance(data, dict):
         return _failed("Invalid input: expected an object with test and results")
     test = data.get("test")
+    merge_results, failed = merge, _failed
     if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
         from . import pair
-        return pair.merge(test, data.get("results"))
+        merge_results, failed = pair.merge, pair.failed
     try:
-        return merge(test, data.get("results"))
+        return merge_results(test, data.get("results"))
     except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
-        return _failed("cannot merge the participants' results: %s: %s"
-                       % (type(err).__name__, err))
+        return failed("cannot merge the participants' results: %s: %s"
+                      % (type(err).__name__, err))
