@@ -136,12 +136,6 @@ jumbocheck tool and iperf3. The run is exclusive, like the throughput test: its 
 legs plus a small fixed overhead. Time values take seconds (10) or ISO 8601 (PT10S);
 --fq-rate takes SI numbers (5G)."""
 
-_STRINGS = [
-    ("source", "--source", "Source address or host name (default: this host)"),
-    ("source-node", "--source-node", "Address of the source's pScheduler node, if different"),
-    ("dest", "--dest", "Destination address or host name (required)"),
-    ("dest-node", "--dest-node", "Address of the dest's pScheduler node, if different"),
-]
 # (key, option, kind, help) in spec_to_cli order.
 _VALUES = [
     ("ip-version", "--ip-version", "int", "IP version to use: 4 or 6"),
@@ -172,7 +166,7 @@ def _parser():
     parser = specs.FailingParser(usage="%prog [options]", prog=TEST, epilog=EPILOG,
                                   add_help_option=True)
     parser.format_epilog = lambda formatter: "\n" + EPILOG + "\n"
-    for key, option, text in _STRINGS:
+    for key, option, text in specs.ENDPOINT_OPTIONS:
         parser.add_option(option, dest=_dest(option), type="string", metavar=key.upper(),
                           help=text)
     for key, option, kind, text in _VALUES:
@@ -191,7 +185,7 @@ def cli_to_spec(argv):
     if rest:
         raise specs.CliError("Unexpected argument(s): %s" % " ".join(rest))
     spec = {"schema": 1}
-    for key, option, _ in _STRINGS:
+    for key, option, _ in specs.ENDPOINT_OPTIONS:
         value = getattr(options, _dest(option))
         if value is not None:
             spec[key] = value
@@ -219,7 +213,7 @@ def cli_to_spec(argv):
 def spec_to_cli(spec):
     require_valid(spec)
     argv = []
-    for key, option, _ in _STRINGS:
+    for key, option, _ in specs.ENDPOINT_OPTIONS:
         if key in spec:
             argv += [option, spec[key]]
     for key, option, kind, _ in _VALUES:
@@ -412,7 +406,7 @@ def result_format(text, argv=()):
 
 def _spec_pairs(spec):
     full = with_defaults(spec)
-    keys = [k for k, _, _ in _STRINGS] + [k for k, _, _, _ in _VALUES]
+    keys = [k for k, _, _ in specs.ENDPOINT_OPTIONS] + [k for k, _, _, _ in _VALUES]
     return [(key, renders._show(full[key]) + ("" if key in spec else " (default)"))
             for key in keys if key in full]
 

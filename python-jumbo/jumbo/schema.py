@@ -48,15 +48,19 @@ DEFINITIONS = {
     },
 }
 
+# The endpoints every test of the suite names the same way (both specs use them).
+ENDPOINT_PROPERTIES = {
+    "source": {"$ref": "#/definitions/host"},
+    "source-node": {"$ref": "#/definitions/host"},
+    "dest": {"$ref": "#/definitions/host"},
+    "dest-node": {"$ref": "#/definitions/host"},
+    "ip-version": {"$ref": "#/definitions/ip-version"},
+}
+
 SPEC_V1 = {
     "type": "object",
-    "properties": {
+    "properties": dict({
         "schema": {"type": "integer", "enum": [1]},
-        "source": {"$ref": "#/definitions/host"},
-        "source-node": {"$ref": "#/definitions/host"},
-        "dest": {"$ref": "#/definitions/host"},
-        "dest-node": {"$ref": "#/definitions/host"},
-        "ip-version": {"$ref": "#/definitions/ip-version"},
         "target-mtu": {"$ref": "#/definitions/mtu"},
         "max-mtu": {"$ref": "#/definitions/mtu"},
         "min-mtu": {"$ref": "#/definitions/mtu"},
@@ -65,7 +69,7 @@ SPEC_V1 = {
         "reverse": {"type": "boolean"},
         # Upper bound on the wait for any one probe's answer.
         "timeout": {"$ref": "#/definitions/duration"},
-    },
+    }, **ENDPOINT_PROPERTIES),
     "required": ["dest"],
     "additionalProperties": False,
 }
@@ -84,13 +88,8 @@ PAIR_SPEC_V1 = {
     "type": "object",
     "properties": dict({
         "schema": {"type": "integer", "enum": [1]},
-        "source": {"$ref": "#/definitions/host"},
-        "source-node": {"$ref": "#/definitions/host"},
-        "dest": {"$ref": "#/definitions/host"},
-        "dest-node": {"$ref": "#/definitions/host"},
-        "ip-version": {"$ref": "#/definitions/ip-version"},
         "timeout": {"$ref": "#/definitions/duration"},
-    }, **DEFINITIONS["throughput-spec"]["properties"]),
+    }, **dict(ENDPOINT_PROPERTIES, **DEFINITIONS["throughput-spec"]["properties"])),
     "required": ["dest"],
     "additionalProperties": False,
 }

@@ -336,8 +336,8 @@ With --reverse the dest node takes part too (it needs this test and the jumboche
 installed). Time values take seconds (10) or ISO 8601 (PT10S). pmtu runs in the background
 (a few dozen probe packets); the paired 1500/9000 throughput is the jumbo-throughput test."""
 
-# (spec key, option, help) for the plain value options, in spec_to_cli order.
-_STRINGS = [
+# (spec key, option, help) of the endpoints, in spec_to_cli order; jumbo-throughput shares them.
+ENDPOINT_OPTIONS = [
     ("source", "--source", "Source address or host name (default: this host)"),
     ("source-node", "--source-node", "Address of the source's pScheduler node, if different"),
     ("dest", "--dest", "Destination address or host name (required)"),
@@ -369,7 +369,7 @@ def _parser():
     parser = _FailingParser(usage="%prog [options]", prog="pmtu", epilog=EPILOG,
                             add_help_option=True)
     parser.format_epilog = lambda formatter: "\n" + EPILOG + "\n"
-    for key, option, text in _STRINGS:
+    for key, option, text in ENDPOINT_OPTIONS:
         parser.add_option(option, dest=_dest(option), type="string", metavar=key.upper(),
                           help=text)
     for key, option, text in _INTS:
@@ -442,7 +442,7 @@ def cli_to_spec(argv):
         raise CliError("Unexpected argument(s): %s" % " ".join(rest))
 
     spec = {"schema": 1}
-    for key, option, _ in _STRINGS:
+    for key, option, _ in ENDPOINT_OPTIONS:
         value = getattr(options, _dest(option))
         if value is not None:
             spec[key] = value
@@ -474,7 +474,7 @@ def spec_to_cli(spec):
     """The argv that cli_to_spec turns back into an equivalent spec (validated first)."""
     require_valid(spec)
     argv = []
-    for key, option, _ in _STRINGS:
+    for key, option, _ in ENDPOINT_OPTIONS:
         if key in spec:
             argv += [option, spec[key]]
     for key, option, _ in _INTS:
