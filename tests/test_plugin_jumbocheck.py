@@ -253,6 +253,32 @@ def test_run_answers_bad_input_with_one_json_line(stdin):
     assert done.stderr == ""
 
 
+def test_run_killed_while_it_still_loads_answers_terminated():
+    """pScheduler's runner may send SIGTERM before `run` has read its input (a busy node, a
+    slot that ends early): the run still prints its one JSON line, not nothing. The run input
+    is written only after the SIGTERM, so the signal lands before the run's own handler."""
+    import signal
+    import subprocess
+    import time
+    proc = subprocess.Popen([harness.method_path("tool", "jumbocheck", "run")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True,
+                            env=harness.plugin_env())
+    try:
+        time.sleep(1.0)  # imports done: blocked reading stdin
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(json.dumps(_run_input(SPEC)), timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, (proc.returncode, out, err)
+    assert out.count("\n") == 1, (out, err)
+    output = json.loads(out)
+    assert output["succeeded"] is False
+    assert "terminated" in output["error"]
+
+
 def test_run_of_the_dest_without_participant_data_fails_cleanly():
     done = call("run", _run_input(REVERSE, participant=1, data=[{}, None]), timeout=20)
     assert done.status == 0, done

@@ -81,7 +81,7 @@ def test_lossy_path_stays_exact(lab_factory):
         for version in (4, 6):
             status, result, err = jumbocheck(lab, [lab.address("dst", version)])
             assert status == 0, err
-            assert result["method"] == "icmp-echo"
+            assert result["method"] == "icmp-echo", result
             check_against_truth(lab, result, truth)
             assert all(f["path-mtu"] == truth["path-mtu"] for f in result["flows"]), result
 

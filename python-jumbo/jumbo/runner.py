@@ -50,6 +50,7 @@ from . import pair as pairs
 from . import reflector
 from . import result as results
 from . import spec as specs
+from . import terminate
 from . import units
 from .resolve import ResolveError, resolve
 
@@ -268,6 +269,8 @@ def run_participant(run_input):
         return _failure("cannot read the run input: %s: %s" % (type(err).__name__, err))
     alarm = _arm_alarm(run.end - SLOT_ALARM_MARGIN)
     try:
+        if terminate.received():
+            raise _Terminated()  # before our handler was in place
         if run.index == 1:
             return _run_dest(run)
         return _run_source(run)

@@ -153,6 +153,7 @@ class Engine(object):
         self.order = 0
         self.answered = False
         self.proven = 0
+        self.flows = []  # every flow of the measurement: they share what they learn
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -161,9 +162,13 @@ class Engine(object):
             return min(self.cap, CONTACT_RETRY)
         return min(self.cap, max(WAIT_RTTS * self.srtt, MIN_WAIT))
 
-    def _free_train(self):
+    def _free_train(self, search):
         """Sizes per round when answers are free: short rounds on short paths (probes cost
-        more than round trips), longer trains as round trips grow."""
+        more than round trips), longer trains as round trips grow or once loss is seen (a
+        lone probe's silence is only a tentative failure; in a train, the silences above the
+        first arrival are ordered: evidence)."""
+        if search.losses + search.losses_elsewhere:
+            return 7
         if self.srtt is None or self.srtt < 0.02:
             return 1
         return 3 if self.srtt < 0.1 else 7
@@ -366,7 +371,7 @@ class Engine(object):
                 return  # the dest never answered: no point waiting for the time bound
             for flow in active:
                 if not flow.transport.arrival_limited:
-                    flow.search.train = self._free_train()
+                    flow.search.train = self._free_train(flow.search)
             for flow in active:
                 if flow.plan is None:
                     flow.plan = flow.search.next_round()
@@ -392,14 +397,27 @@ class Engine(object):
             if not items:
                 return
             self.round(items, pace=False)
-            known = set(f.search.result() for f in flows if f.search.done())
-            holes = set(f.search.hole() for f in flows if f.search.done()) - {None}
-            for flow in flows:
-                if flow.search is not None and known:
-                    flow.search.confirmed_elsewhere |= known
-                    flow.search.holes_elsewhere |= holes
-                    if flow.search.rounds:
-                        flow.search.priors |= known
+            self._share(self.flows or flows)
+
+    @staticmethod
+    def _share(flows, priors=False):
+        """What each flow's search learns from the others of the run: their confirmed
+        answers (as priors once it has searched itself, or when `priors`), their black
+        holes, the largest size proven to cross, and the loss they saw."""
+        known = set(f.search.result() for f in flows if f.search.done())
+        holes = set(f.search.hole() for f in flows if f.search.done()) - {None}
+        for flow in flows:
+            search = flow.search
+            others = [f.search for f in flows if f is not flow]
+            search.losses_elsewhere = sum(o.losses for o in others)
+            search.arrivals_elsewhere = sum(o.arrivals for o in others)
+            crossed = [o.lo for o in others if o.lo is not None]
+            search.crossed_elsewhere = max(crossed) if crossed else None
+            if known:
+                search.confirmed_elsewhere |= known
+                search.holes_elsewhere |= holes
+                if priors or search.rounds:
+                    search.priors |= known
 
     def _first_round(self, leads, others):
         """The first round: each of `others` (the flows that will verify the leads' answer)
@@ -640,15 +658,18 @@ class Engine(object):
             # Every flow through the reflector: answers are free, each flow its own port.
             udp_flows = [_Flow(forward, i, self._new_search(False)) for i in range(nflows)]
             method = "reflector"
+        self.flows = list(udp_flows)
         if echo is not None:
             echo_flow = _Flow(echo, 0, self._new_search(False))
+            self.flows.append(echo_flow)
             # Echo answers are free: the UDP flow only checks, with two probes, whether the
             # dest answers UDP at all (a full train would spend probes for nothing).
             udp_flows[0].search.train = 2
             self._first_round([echo_flow, udp_flows[0]], udp_flows[1:nflows - 1])
             udp_flows[0].search.train = LIMITED_TRAIN
-            if echo_flow.search.lo is None and udp_flows[0].search.lo is not None:
-                # The dest answers UDP: a silent echo round may be loss, ask twice more.
+            if echo_flow.search.lo is None:
+                # A silent echo round may be loss (and the UDP flow's silence the budget an
+                # earlier run spent): ask twice more before taking echo for filtered.
                 self._search_rounds([echo_flow], 3)
             if echo_flow.search.lo is not None:
                 flows = [echo_flow] + udp_flows[:nflows - 1]
@@ -666,14 +687,13 @@ class Engine(object):
         if primary.search.lo is None:
             self._no_answer()
         secondary = flows[1:]
+        self.flows = flows
         if secondary:
-            known = set(f.search.result() for f in flows if f.search.done())
-            holes = set(f.search.hole() for f in flows if f.search.done()) - {None}
-            for flow in secondary:
-                flow.search.priors |= known
-                flow.search.confirmed_elsewhere |= known
-                flow.search.holes_elsewhere |= holes
-            self._search_rounds(secondary, SECONDARY_ROUNDS)
+            self._share(flows, priors=True)
+            # The primary takes part again when what the others prove undoes its answer (a
+            # size it held for a black hole crossed elsewhere: loss or an ECMP split; more
+            # silences tell which).
+            self._search_rounds(flows, primary.search.rounds + SECONDARY_ROUNDS)
 
         # Where do big packets vanish? One TTL scan per distinct black-holed size.
         blackhole = None

@@ -29,8 +29,14 @@ PLATEAUS = (9216, 9000, 8950, 4470, 1500, 1280)
 # Sizes per round when each answer costs the dest's rate-limited ICMP budget: 1280..9000 in
 # ~3 answered rounds (7720 / 33 / 33 < 8, then one train with the votes).
 LIMITED_TRAIN = 32
-# The final train may be this much longer than `train` (it carries the votes).
+# The final train may be this much longer than `train` (it carries the votes); with free
+# answers (echo, reflector) it may always be this long: probes are cheap, rounds are not.
 FINAL_FACTOR = 1.5
+FREE_FINAL_TRAIN = 32
+# A silent boundary is accepted when random loss explains its silences with a chance below
+# this; never with more than MAX_NEED ordered silences (< 1/1000 even at 30 % loss).
+FALSE_HOLE = 1e-3
+MAX_NEED = 6
 
 
 class SizeSearch(object):
@@ -52,6 +58,12 @@ class SizeSearch(object):
         self.priors = set(p for p in priors if min_size <= p <= local_max)
         self.confirmed_elsewhere = set()  # boundaries other flows have confirmed
         self.holes_elsewhere = set()      # sizes other flows confirmed vanishing silently
+        # What the other flows of the run saw (the engine keeps these current): loss on the
+        # path shows on every flow, and a size another flow proved to cross is a size whose
+        # silence here is an ECMP split only against overwhelming evidence.
+        self.losses_elsewhere = 0
+        self.arrivals_elsewhere = 0
+        self.crossed_elsewhere = None
         self.unproven = set()     # silences with nothing answered after them: ask again
         candidates = set(p for p in plateaus if min_size <= p <= local_max)
         if target and min_size <= target <= local_max:
@@ -77,11 +89,10 @@ class SizeSearch(object):
             self.lo = size
         if size in self.failed or size >= self.hi:
             # A size we thought failing arrives: that silence was loss (or rate limiting).
-            # Every other unproven silence is as suspect: only ordered ones are kept.
+            # Tentative silences above it stay tentative (they narrow the search, they carry
+            # no vote): a wrong one is found out the same way, by an arrival.
             self.loss_seen = True
             self.losses += 1
-            self.failed = set(s for s in self.failed
-                              if self.votes.get(s) or s in self.answered)
         for s in [s for s in self.failed if s <= size]:
             self.failed.discard(s)
             self.votes.pop(s, None)
@@ -155,19 +166,28 @@ class SizeSearch(object):
     # -- state ------------------------------------------------------------------------------
 
     def need(self, size=None):
-        """Ordered silences that make a failure of `size` (default: hi) a fact."""
-        if self.lo is not None and self.lo in self.confirmed_elsewhere and not self.loss_seen \
+        """Ordered silences that make a failure of `size` (default: hi) a fact: enough that
+        random loss, at the rate this run's flows saw, explains them all with a chance
+        below 1/1000. The rate is estimated from all flows' counts with half a loss added
+        (a run that saw 3 arrivals has not shown that its path is clean)."""
+        size = self.hi if size is None else size
+        losses = self.losses + self.losses_elsewhere
+        arrivals = self.arrivals + self.arrivals_elsewhere
+        if self.crossed_elsewhere is not None and size <= self.crossed_elsewhere:
+            # Another flow proved this size crosses: a split between ECMP members is real
+            # but rare, loss is common; only a long silence says split (< 1/1000 at 30 %).
+            return MAX_NEED
+        if self.lo is not None and self.lo in self.confirmed_elsewhere and not losses \
                 and self.lo + 1 in self.holes_elsewhere:
-            # Another flow proved the same black hole: one ordered silence agrees with it.
-            # (A silence where another flow met a PTB is more likely a lost PTB.)
+            # Another flow proved the same black hole on a clean path: one ordered silence
+            # agrees with it. (A silence where another flow met a PTB is more likely a
+            # lost PTB.)
             return 1
         need = self.base_need
-        if self.loss_seen:
-            # Enough ordered silences that random loss at the rate seen so far explains them
-            # all with a chance below 1/1000 (3 at a few percent, up to 6).
-            rate = (self.losses + 1.0) / (self.losses + self.arrivals + 2.0)
-            need = max(need + 1, min(6, int(math.ceil(math.log(1e-3) / math.log(rate)))))
-        size = self.hi if size is None else size
+        if losses:
+            rate = (losses + 1.0) / (losses + arrivals + 2.0)
+            need = max(need + 1, min(MAX_NEED, int(math.ceil(math.log(FALSE_HOLE)
+                                                             / math.log(rate)))))
         if size - 1 not in self.plateaus and size - 1 not in self.hints \
                 and size - 1 not in self.priors:
             # A path MTU no link type has and no PTB named: one more repetition.
@@ -393,7 +413,8 @@ class SizeSearch(object):
             # Other flows found these sizes: verify the smallest (its next size up, as often
             # as its boundary needs, then it), the proven size last in case it does not cross.
             prior = min(agreed)
-            copies = 1 if (prior + 1 in self.holes_elsewhere and not self.loss_seen) \
+            clean = not (self.losses + self.losses_elsewhere)
+            copies = 1 if (prior + 1 in self.holes_elsewhere and clean) \
                 else max(1, self.need(prior + 1) - self.votes.get(prior + 1, 0))
             if prior + 1 < top:
                 return [prior + 1] * copies + [prior, self.lo]
@@ -404,7 +425,10 @@ class SizeSearch(object):
             final = [top] * (self._copies(top) if top in self.failed else 1)
         for size in range(top - 1, self.lo, -1):
             final += [size] * self._copies(size)
-        if final and len(final) <= max(self.train * FINAL_FACTOR, 6):
+        limit = max(self.train * FINAL_FACTOR, 6)
+        if not self.arrival_limited:
+            limit = max(limit, FREE_FINAL_TRAIN)
+        if final and len(final) <= limit:
             return final + [self.lo]
         if not self.arrival_limited and self.train <= 2:
             # Free answers, short rounds: bisect (hints and plateaus first), no companion.
