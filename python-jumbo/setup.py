@@ -14,7 +14,7 @@ setup(
         "console_scripts": [
             "jumbocheck = jumbo.probe.cli:main",
             "jumbo-report = jumbo.report.cli:main",
-            "jumbo-replay = jumbo.stores.replay:main",
+            "jumbo-replay = jumbo.archive.replay:main",
         ]
     },
 )

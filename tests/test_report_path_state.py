@@ -8,9 +8,9 @@ import json
 import sqlite3
 import uuid
 
-from jumbo.report import path_state
-from jumbo.report.queries import LATEST_FIELDS, Latest
-from jumbo.stores.opensearch import OpenSearchStore
+from jumbo.archive import path_state
+from jumbo.archive.queries import LATEST_FIELDS, Latest
+from jumbo.archive.opensearch.store import OpenSearchStore
 
 TARGET = 9000
 FIELDS = ("succeeded", "path_mtu", "reverse_path_mtu", "pmtud", "reverse_pmtud", "partial")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from jumbo import reflector
+from jumbo.tool import reflector
 
 
 def test_messages_are_authenticated_in_both_directions():

@@ -47,7 +47,7 @@ from json.decoder import scanstring
 
 from . import (PermanentError, StoreError, TransientError, check_url, default_url,
                open_store)
-from ..units import FIXED_DURATION_PATTERN, duration_seconds_or_none
+from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 
 DEFAULT_RETRY_POLICY = [
     {"attempts": 5, "wait": "PT1M"},
@@ -140,7 +140,7 @@ def check_data(data):
         data = {}
     if not _plain(data):
         # jsonschema (and its ~70 ms import) only for data beyond a plain store URL.
-        from .. import validate
+        from ..core import validate
         try:
             version = validate.schema_version(data, MAX_DATA_SCHEMA, "archiver data")
         except ValueError as err:

@@ -53,8 +53,8 @@ import hashlib
 import json
 import re
 
-from . import units
-from .mtu import DEFAULT_TARGET_MTU, STANDARD_MTU
+from ..core import units
+from ..core.mtu import DEFAULT_TARGET_MTU, STANDARD_MTU
 
 FIELDS = (
     "id", "run_href", "task_href", "test_type", "tool", "start",
@@ -98,7 +98,7 @@ def parse_time(text):
 
 
 def iso_utc(value):
-    """Canonical text of a UTC instant (jumbo.units.iso_utc); BadRecord if unreadable."""
+    """Canonical text of a UTC instant (jumbo.core.units.iso_utc); BadRecord if unreadable."""
     try:
         return units.iso_utc(value)
     except ValueError:
@@ -110,7 +110,7 @@ def epoch_ms(value):
 
 
 def duration_seconds(value):
-    """Seconds of an ISO 8601 duration (jumbo.units) or of a plain number; None otherwise."""
+    """Seconds of an ISO 8601 duration (jumbo.core.units) or of a plain number; None otherwise."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return units.duration_seconds_or_none(value)

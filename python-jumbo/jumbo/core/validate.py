@@ -89,7 +89,7 @@ def validate_spec(spec, maximum, shape_problem, check_schema, semantic_problem):
 
 def is_valid_text(text, validate):
     """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    from .plugin import loads
+    from ..protocol.method import loads
     try:
         spec = loads(text)
     except ValueError as err:

@@ -18,11 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 import math
 import statistics
 
-from ..mtu import STANDARD_MTU, mss_for
-from ..units import parse_time
+from ..core.mtu import STANDARD_MTU, mss_for
+from ..core.units import parse_time
 from .errors import NoData, ReportError
-from .path_state import is_blackhole, state_of
-from .queries import Window
+from ..archive.path_state import is_blackhole, state_of
+from ..archive.queries import Window
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
 NO_SITE = "(no site)"

@@ -5,7 +5,7 @@ slot the tool asks for. A path-MTU probe is a few dozen packets and belongs in t
 `background` (the `pmtu` test); the paired legs saturate the path and must be `exclusive`, but
 only for as long as they run. So the legs are this test, run by the same jumbocheck tool.
 
-What a run does (jumbo.runner with jumbo.throughput): the source (p0, the lead) measures the
+What a run does (jumbo.tool.runner with jumbo.tool.throughput): the source (p0, the lead) measures the
 path MTU first (one flow, bounded by PATH_MTU_BUDGET), which decides the jumbo leg's size (a
 path that cannot carry 9000 is tested at its path MTU, one at 1500 gets no jumbo leg), then
 runs the iperf3 clients against the dest's (p1) server in ABBA order with the MSS verified on
@@ -13,13 +13,13 @@ the wire; the result carries the gain with its noise estimate and the Mathis cei
 
 Spec (flat, schema.PAIR_SPEC_V1): source, source-node, dest, dest-node, ip-version, timeout
 (one path-MTU probe's answer), and the legs: duration, omit, rounds, parallel, congestion,
-direction, order, fq-rate, port (jumbo.spec.THROUGHPUT_DEFAULTS).
+direction, order, fq-rate, port (jumbo.test.spec.THROUGHPUT_DEFAULTS).
 
 Public API (the seven test methods call these; the tool calls internal_spec/assemble/merge):
     validate(spec), is_valid_text(text), require_valid(spec)
     participants(spec)            -> {"participants": [lead|null, dest-node|dest]}
     cli_to_spec(argv), spec_to_cli(spec)
-    internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.throughput use
+    internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.tool.throughput use
     assemble(...), merge(test, results), failed(error)
     result_format(text, argv), spec_format(text, argv), verdict(result)
 """
@@ -27,10 +27,10 @@ Public API (the seven test methods call these; the tool calls internal_spec/asse
 import copy
 
 from . import render as renders
-from . import schema as schemas
+from ..core import schema as schemas
 from . import spec as specs
-from . import units
-from . import validate as validation
+from ..core import units
+from ..core import validate as validation
 
 TEST = schemas.PAIR_TEST
 SCHEMA = 1
@@ -114,7 +114,7 @@ def participants(spec):
 
 def internal_spec(spec):
     """The spec the tool runs: pmtu-shaped (one flow, no hops, no reverse) with the legs in a
-    `throughput` object, as jumbo.runner and jumbo.throughput read it."""
+    `throughput` object, as jumbo.tool.runner and jumbo.tool.throughput read it."""
     internal = {"schema": 1, "flows": 1, "hops": False, "reverse": False,
                 "throughput": dict((k, spec[k]) for k in LEG_KEYS if k in spec)}
     for key in HOST_KEYS:
@@ -389,7 +389,7 @@ def result_html(spec, result):
 
 def result_format(text, argv=()):
     """result-format: stdin {"spec", "result"}, argv [MIME] -> text. ValueError on bad input."""
-    from .plugin import loads
+    from ..protocol.method import loads
     mime = renders._mime(list(argv))
     document = loads(text)
     if not isinstance(document, dict) or not isinstance(document.get("result"), dict):
@@ -412,7 +412,7 @@ def _spec_pairs(spec):
 
 
 def spec_format(text, argv=()):
-    from .plugin import loads
+    from ..protocol.method import loads
     mime = renders._mime(list(argv))
     spec = renders.strip_private(require_valid(loads(text)))
     pairs = _spec_pairs(spec)

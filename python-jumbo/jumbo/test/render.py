@@ -13,7 +13,7 @@ In HTML every value is escaped, whatever its origin.
 import html
 
 from . import spec as specs
-from . import units
+from ..core import units
 
 
 def strip_private(value):
@@ -246,7 +246,7 @@ def _tables(result):
 
 
 def _ceiling(size):
-    """The bit rate of one size's Mathis entry: jumbo.throughput.mathis() gives an object
+    """The bit rate of one size's Mathis entry: jumbo.tool.throughput.mathis() gives an object
     ({"ceiling": bit/s, "mss", "rtt", "loss", ...}) or null; a bare number is taken as is."""
     if isinstance(size, dict):
         return size.get("ceiling")
@@ -387,8 +387,8 @@ def _mime(argv):
 def result_format(text, argv=()):
     """result-format: stdin text {"spec", "result"} and argv [MIME] -> the formatted text.
     Raises ValueError (message for stderr, exit 1) on bad input."""
-    from .plugin import loads
-    from . import validate as validation
+    from ..protocol.method import loads
+    from ..core import validate as validation
     mime = _mime(list(argv))
     document = loads(text)
     if not isinstance(document, dict) or "result" not in document:
@@ -410,7 +410,7 @@ def result_format(text, argv=()):
 
 def spec_format(text, argv=()):
     """spec-format: stdin text (the spec) and argv [MIME] -> the formatted spec."""
-    from .plugin import loads
+    from ..protocol.method import loads
     mime = _mime(list(argv))
     spec = specs.require_valid(loads(text))
     if mime == "text/html":

@@ -13,19 +13,19 @@ Public API:
     cli_to_spec(argv)            -> spec (raises CliError, also for --help)
     argv_from_json(value)        -> argv list from the JSON array the server sends on stdin
     spec_to_cli(spec)            -> argv list that cli_to_spec turns back into the same spec
-(durations and SI numbers: jumbo.units)
+(durations and SI numbers: jumbo.core.units)
 """
 
 import copy
 import optparse
 import re
 
-from . import mtu as mtus
-from . import schema as schemas
-from . import validate as validation
-# (reflector.py still imports duration_seconds_or_none from here; it moves to jumbo.units
+from ..core import mtu as mtus
+from ..core import schema as schemas
+from ..core import validate as validation
+# (reflector.py still imports duration_seconds_or_none from here; it moves to jumbo.core.units
 # with the probe-engine rewrite.)
-from .units import duration_seconds, duration_seconds_or_none, seconds_to_duration
+from ..core.units import duration_seconds, duration_seconds_or_none, seconds_to_duration
 
 DEFAULTS = {
     "target-mtu": mtus.DEFAULT_TARGET_MTU,
@@ -60,7 +60,7 @@ THROUGHPUT_OMIT_MAX = 600.0
 
 
 # ------------------------------------------------------------------------------------------
-# Durations (the syntax and the parser are jumbo.units')
+# Durations (the syntax and the parser are jumbo.core.units')
 
 def _duration_option(text):
     """A CLI time value: plain seconds ("10", "0.5") or ISO 8601 ("PT10S")."""
@@ -162,7 +162,7 @@ def with_defaults(spec):
 
     `max-mtu` and `min-mtu` stay absent when not given: the engine takes the egress interface
     MTU and the family's minimum. A present `throughput` object (only in the tool's internal
-    spec of a jumbo-throughput run, see jumbo.pair) gets its own defaults; an absent one stays
+    spec of a jumbo-throughput run, see jumbo.test.pair) gets its own defaults; an absent one stays
     absent (no throughput phase)."""
     full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
     full.setdefault("schema", 1)
@@ -428,7 +428,7 @@ def argv_from_stdin(text):
     input counts as no arguments)."""
     if not text.strip():
         return []
-    from .plugin import loads
+    from ..protocol.method import loads
     return argv_from_json(loads(text))
 
 
@@ -489,7 +489,7 @@ def spec_to_cli(spec):
 
 
 # ------------------------------------------------------------------------------------------
-# Shared with the jumbo-throughput test (jumbo.pair): the same hosts, families and probe
+# Shared with the jumbo-throughput test (jumbo.test.pair): the same hosts, families and probe
 # timeout rules, the same option parsing, so both tests answer alike.
 
 semantic_problem = _semantic_problem

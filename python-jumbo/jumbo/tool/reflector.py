@@ -48,7 +48,7 @@ import struct
 import threading
 import time
 
-from .probe import transport as probe_transport
+from ..probe import transport as probe_transport
 
 PROTOCOL = 1
 MAGIC = b"JMBO"
@@ -1037,7 +1037,7 @@ def max_duration(spec):
     the greeting (HELLO_BUDGET), BUDGET_ROUNDS rounds and two STATUS tries, each round its
     RTT-based wait at WORST_RTT (capped by `timeout`). measure_reverse stops at this deadline
     (a search cut short says so: its answer is then a lower bound)."""
-    from .spec import duration_seconds_or_none
+    from ..test.spec import duration_seconds_or_none
     timeout = duration_seconds_or_none((spec or {}).get("timeout") or "PT1S") or 1.0
     wait = _round_wait(timeout, WORST_RTT)
     return round(HELLO_BUDGET + BUDGET_ROUNDS * wait + 2 * max(wait, 0.3) + 0.3, 3)

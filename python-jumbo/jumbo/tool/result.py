@@ -4,7 +4,7 @@
 test result. `merge` runs on the lead in `merged-results`: it takes p0's result and folds in
 what only p1 knows (PTBs its reflector received, which decide a reverse black hole when p0
 could not ask; the iperf3 server's side of each throughput leg). Both always return a result
-that validates whole against the schema (jumbo.schema.RESULT_V1; tests/harness.py checks
+that validates whole against the schema (jumbo.core.schema.RESULT_V1; tests/harness.py checks
 every lab result, nothing is repaired at run time).
 
 Verdicts:
@@ -13,12 +13,12 @@ Verdicts:
               `reverse-error` / `diags` without failing the forward answer.
   jumbo       forward path MTU >= target-mtu (the direction the data flows in).
   pmtud       forward PMTUD verdict from the probe engine.
-  reverse-*   dest -> source, measured with the dest's reflector (jumbo.reflector).
+  reverse-*   dest -> source, measured with the dest's reflector (jumbo.tool.reflector).
 """
 
 import copy
 
-from .mtu import DEFAULT_TARGET_MTU
+from ..core.mtu import DEFAULT_TARGET_MTU
 
 SCHEMA = 1
 
@@ -166,7 +166,7 @@ def _fold_dest(result, spec, dest):
 
 def merge_text(text):
     """merged-results on raw stdin text: always a result object, never an exception."""
-    from .plugin import loads
+    from ..protocol.method import loads
     try:
         data = loads(text)
     except ValueError as err:
@@ -176,7 +176,7 @@ def merge_text(text):
     test = data.get("test")
     merge_results, failed = merge, _failed
     if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
-        from . import pair
+        from ..test import pair
         merge_results, failed = pair.merge, pair.failed
     try:
         return merge_results(test, data.get("results"))

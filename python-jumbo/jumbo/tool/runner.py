@@ -2,14 +2,14 @@
 
 It runs two tests (a tool may serve several): `pmtu` (background: forward, reverse, hops,
 flows; no bulk traffic) and `jumbo-throughput` (exclusive: the path MTU with one flow, then
-the paired 1500/9000 iperf3 legs; jumbo.pair). A jumbo-throughput spec is turned into the
-tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.pair.internal_spec), so
-both tests share one run path below; only the result differs (jumbo.pair.assemble).
+the paired 1500/9000 iperf3 legs; jumbo.test.pair). A jumbo-throughput spec is turned into the
+tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.test.pair.internal_spec), so
+both tests share one run path below; only the result differs (jumbo.test.pair.assemble).
 
 Participants (from the test's `participants`):
   p0 = the source = the lead: probes the forward path (jumbo.probe; through p1's reflector
        when p1 takes part, which spends no ICMP budget on the dest), measures the reverse path
-       against p1's reflector (jumbo.reflector) and runs the iperf3 clients (jumbo.throughput);
+       against p1's reflector (jumbo.tool.reflector) and runs the iperf3 clients (jumbo.tool.throughput);
   p1 = the dest, present only when the spec asks for `reverse` or `throughput`: runs the
        reflector (UDP) and, for the throughput phase, one `iperf3 -s` for this run's legs.
 
@@ -27,17 +27,17 @@ Time budget (`duration`, a pure function of the spec, rounded up to whole second
   START_WAIT (clock skew between the nodes, p1 start-up)
   + jumbo.probe.max_duration(spec)                  forward phase (jumbo-throughput: at
                                                     most PATH_MTU_BUDGET, enforced)
-  + jumbo.reflector.max_duration(spec)              reverse phase, when `reverse`
-  + jumbo.throughput.duration(spec)                 throughput phase, when `throughput`
+  + jumbo.tool.reflector.max_duration(spec)              reverse phase, when `reverse`
+  + jumbo.tool.throughput.duration(spec)                 throughput phase, when `throughput`
   + STATUS_BUDGET + TEARDOWN
   Every phase runs against a hard deadline derived from schedule.start + the slot, and a
   last-resort alarm turns an overrun into a clean `succeeded: false` line before the runner's
   kill (slot end + 1 s).
 
 Output of `run`: exactly one JSON line {"succeeded", "result", "error", "diags"}.
-  p0's `result` is already the test's result object (jumbo.result.assemble); p1's is
+  p0's `result` is already the test's result object (jumbo.tool.result.assemble); p1's is
   {"role": "dest", "reflector": {...}, "throughput-server": {...}|null}. `merged-results`
-  (jumbo.result.merge) folds p1's view into p0's.
+  (jumbo.tool.result.merge) folds p1's view into p0's.
 """
 
 import math
@@ -46,13 +46,13 @@ import signal
 import threading
 import time
 
-from . import pair as pairs
+from ..test import pair as pairs
 from . import reflector
 from . import result as results
-from . import spec as specs
-from . import terminate
-from . import units
-from .resolve import ResolveError, resolve
+from ..test import spec as specs
+from ..protocol import terminate
+from ..core import units
+from ..core.resolve import ResolveError, resolve
 
 TOOL = "jumbocheck"
 PROTOCOL = 1
@@ -148,7 +148,7 @@ def can_run(test):
 def phase_budget(spec):
     """Seconds per phase for a spec: {"start", "forward", "reverse", "throughput", "end"}."""
     full = specs.with_defaults(spec)
-    from . import probe  # imported when needed: the plugin methods that never probe stay quick
+    from .. import probe  # imported when needed: the plugin methods that never probe stay quick
     forward = float(probe.max_duration(full))
     if is_pair_run(full):
         forward = min(forward, PATH_MTU_BUDGET)
@@ -386,7 +386,7 @@ def _forward(run, peer=None):
     within jumbo.probe.max_duration(spec), which the slot includes. With the dest's
     participant data (`peer`), forward probes go through its reflector (no ICMP budget
     spent on the dest; the engine falls back to echo / UDP if it does not answer)."""
-    from . import probe
+    from .. import probe
     spec = dict(run.full)
     via = None
     if peer is not None and isinstance(peer.get("reflector-port"), int) \
@@ -568,7 +568,7 @@ def _throughput(run, peer, dest_ip, version, forward, path_mtu):
 
 def can_run_text(text):
     try:
-        from .plugin import loads
+        from ..protocol.method import loads
         test = loads(text)
     except ValueError as err:
         return {"can-run": False, "reasons": [str(err)]}
@@ -577,7 +577,7 @@ def can_run_text(text):
 
 def run_text(text):
     try:
-        from .plugin import loads
+        from ..protocol.method import loads
         run_input = loads(text)
     except ValueError as err:
         return _failure(str(err), "the run input was not JSON")

@@ -46,9 +46,9 @@ import sys
 import threading
 import time
 
-from .mtu import JUMBO_MTU, MSS_TOLERANCE, STANDARD_MTU, mss_for
-from .spec import THROUGHPUT_DEFAULTS
-from .units import duration_seconds
+from ..core.mtu import JUMBO_MTU, MSS_TOLERANCE, STANDARD_MTU, mss_for
+from ..test.spec import THROUGHPUT_DEFAULTS
+from ..core.units import duration_seconds
 # Ports the dest's iperf3 server picks from (participant-data).
 PORT_RANGE = (5600, 5999)
 
@@ -69,7 +69,7 @@ MATHIS_C = math.sqrt(1.5)
 EXTRA_TAG = "jumbocheck"
 
 
-# The spec's defaults have one home: jumbo.spec.
+# The spec's defaults have one home: jumbo.test.spec.
 DEFAULTS = THROUGHPUT_DEFAULTS
 
 
@@ -776,10 +776,10 @@ def summarize(runs, info, error=None):
 
 
 # ------------------------------------------------------------------------------------------
-# A small command line: `python -m jumbo.throughput serve|client|duration|port`
+# A small command line: `python -m jumbo.tool.throughput serve|client|duration|port`
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m jumbo.throughput",
+    parser = argparse.ArgumentParser(prog="python -m jumbo.tool.throughput",
                                      description="Paired 1500/9000 iperf3 legs (JSON out).")
     sub = parser.add_subparsers(dest="command")
     for name in ("serve", "client", "duration", "port"):

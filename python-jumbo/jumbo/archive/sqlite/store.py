@@ -7,12 +7,12 @@ the database locked is a transient error (the archiver retries).
 
 Schema (SCHEMA_VERSION 2, kept in `PRAGMA user_version`):
 
-  results   one row per run (PRIMARY KEY id = jumbo.record id, so a result archived
-            twice is one row; INSERT OR IGNORE). Columns: every jumbo.record field
+  results   one row per run (PRIMARY KEY id = jumbo.archive.record id, so a result archived
+            twice is one row; INSERT OR IGNORE). Columns: every jumbo.archive.record field
             with the same name; booleans (succeeded, jumbo, partial) as 0/1, `hops`
             as JSON text; plus
               day   TEXT  'YYYY-MM-DD' of start (UTC), for per-day trends
-              path  TEXT  source|dest|ip_version|test_type (jumbo.record.path_key)
+              path  TEXT  source|dest|ip_version|test_type (jumbo.archive.record.path_key)
               raw   TEXT  the pScheduler result object as archived (JSON), or NULL
             Indexes: results_path_start (path, start)           latest/history per path
                      results_day (day, test_type)               per-day trend
@@ -40,7 +40,7 @@ import os
 import sqlite3
 
 from .. import record as records
-from . import PermanentError, TransientError
+from .. import PermanentError, TransientError
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT = 30.0
