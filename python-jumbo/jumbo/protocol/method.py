@@ -1,7 +1,7 @@
 """The pScheduler method protocol: JSON in, JSON out, exit status.
 
-Plugin executables are thin: they call one of these helpers with one library
-function. Everything here follows the server's behaviour described in the
+Plugin executables are thin: they call one of these helpers with one function of their
+plugin's module in this package. Everything here follows the server's behaviour described in the
 plugin contract: `#`-prefixed members are comments, stdout carries exactly one
 newline-terminated JSON document, stderr carries human text, and a non-zero
 exit means "the method itself broke".
@@ -74,3 +74,62 @@ def run_method(function):
         if os.environ.get("JUMBO_DEBUG"):
             traceback.print_exc()
         fail("%s: %s" % (type(err).__name__, err), 1)
+
+
+# ------------------------------------------------------------------------------------------
+# Answers every test plugin gives the same way
+
+def spec_is_valid(text, validate):
+    """spec-is-valid on raw stdin text with the test's `validate(spec) -> (ok, error)`:
+    always an answer, never an exception."""
+    try:
+        spec = loads(text)
+    except ValueError as err:
+        return {"valid": False, "error": str(err)}
+    try:
+        valid, error = validate(spec)
+    except Exception as err:  # noqa: BLE001 - the contract wants valid:false, never a crash
+        return {"valid": False, "error": "Unable to validate: %s: %s" % (type(err).__name__, err)}
+    return {"valid": True} if valid else {"valid": False, "error": error}
+
+
+def json_type(value):
+    for kind, name in ((bool, "boolean"), (str, "string"), (int, "number"), (float, "number"),
+                       (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def argv_from_json(value):
+    """The argv the server sends as a JSON array on stdin; numbers are stringified."""
+    if not isinstance(value, list):
+        raise ValueError("Expected a JSON array of arguments on standard input")
+    argv = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise ValueError("Arguments must be strings or numbers, not %s" % json_type(item))
+        argv.append(item if isinstance(item, str) else str(item))
+    return argv
+
+
+def cli_argv(argv, stdin):
+    """The argv of cli-to-spec: its own arguments, or when called without any, the JSON array
+    read from `stdin` (empty input counts as no arguments)."""
+    if argv:
+        return list(argv)
+    text = stdin.read()
+    if not text.strip():
+        return []
+    return argv_from_json(loads(text))
+
+
+MIME_TYPES = ("text/plain", "text/html")
+
+
+def mime_type(argv):
+    """The format asked of result-format / spec-format (argv[0]; text/plain by default)."""
+    mime = argv[0] if argv else "text/plain"
+    if mime not in MIME_TYPES:
+        raise ValueError("Unsupported format %r (use text/plain or text/html)" % mime)
+    return mime

@@ -15,13 +15,13 @@ Spec (flat, schema.PAIR_SPEC_V1): source, source-node, dest, dest-node, ip-versi
 (one path-MTU probe's answer), and the legs: duration, omit, rounds, parallel, congestion,
 direction, order, fq-rate, port (jumbo.test.spec.THROUGHPUT_DEFAULTS).
 
-Public API (the seven test methods call these; the tool calls internal_spec/assemble/merge):
-    validate(spec), is_valid_text(text), require_valid(spec)
+Public API (jumbo.protocol.jumbo_throughput's seven methods call these; the tool calls internal_spec/assemble/merge):
+    validate(spec), require_valid(spec)
     participants(spec)            -> {"participants": [lead|null, dest-node|dest]}
     cli_to_spec(argv), spec_to_cli(spec)
     internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.tool.throughput use
     assemble(...), merge(test, results), failed(error)
-    result_format(text, argv), spec_format(text, argv), verdict(result)
+    result_text, result_html, spec_text, spec_html, verdict(result)
 """
 
 import copy
@@ -83,11 +83,6 @@ def validate(spec):
     """Full validation of a jumbo-throughput spec: (True, None) or (False, "At /field: ...")."""
     return validation.validate_spec(spec, schemas.MAX_PAIR_SPEC_SCHEMA, _shape_problem,
                                     validation.check_pair_spec, _semantic_problem)
-
-
-def is_valid_text(text):
-    """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    return validation.is_valid_text(text, validate)
 
 
 def require_valid(spec):
@@ -153,9 +148,6 @@ _VALUES = [
      % DEFAULTS["timeout"]),
 ]
 
-
-# The server's way of calling cli-to-spec (a JSON array on stdin) is the same as pmtu's.
-argv_from_stdin = specs.argv_from_stdin
 
 
 def _dest(option):
@@ -387,23 +379,6 @@ def result_html(spec, result):
     return "\n".join(parts) + "\n"
 
 
-def result_format(text, argv=()):
-    """result-format: stdin {"spec", "result"}, argv [MIME] -> text. ValueError on bad input."""
-    from ..protocol.method import loads
-    mime = renders._mime(list(argv))
-    document = loads(text)
-    if not isinstance(document, dict) or not isinstance(document.get("result"), dict):
-        raise ValueError("Expected a JSON object with 'spec' and a 'result' object")
-    result = document["result"]
-    checked = dict(result)
-    checked.setdefault("schema", 1)
-    valid, error = validation.check_pair_result(checked)
-    if not valid:
-        raise ValueError("Invalid result: %s" % error)
-    spec = document.get("spec") if isinstance(document.get("spec"), dict) else {}
-    return result_html(spec, result) if mime == "text/html" else result_text(spec, result)
-
-
 def _spec_pairs(spec):
     full = with_defaults(spec)
     keys = [k for k, _, _ in specs.ENDPOINT_OPTIONS] + [k for k, _, _, _ in _VALUES]
@@ -411,14 +386,12 @@ def _spec_pairs(spec):
             for key in keys if key in full]
 
 
-def spec_format(text, argv=()):
-    from ..protocol.method import loads
-    mime = renders._mime(list(argv))
-    spec = renders.strip_private(require_valid(loads(text)))
-    pairs = _spec_pairs(spec)
-    if mime == "text/html":
-        return renders._html_pairs(pairs) + "\n"
+def spec_text(spec):
+    pairs = _spec_pairs(renders.strip_private(spec))
     width = max(len(label) for label, _ in pairs)
     return "\n".join("%s  %s" % ((label + ":").ljust(width + 1), value)
                      for label, value in pairs) + "\n"
 
+
+def spec_html(spec):
+    return renders._html_pairs(_spec_pairs(renders.strip_private(spec))) + "\n"

@@ -1,7 +1,7 @@
 """The `pmtu` test spec: defaults, validation beyond the JSON schema, participants, CLI <-> spec.
 
-Everything the seven test-plugin methods need lives here, so the method executables stay a
-few lines each. Validation is offline: host names are checked for syntax only, never resolved
+What the seven test-plugin methods need of the spec lives here; jumbo.protocol.pmtu reads
+their stdin and argv and calls it. Validation is offline: host names are checked for syntax only, never resolved
 (the contract forbids DNS in spec-is-valid; an unresolvable host fails at run time).
 
 Public API:
@@ -11,7 +11,6 @@ Public API:
     is_valid(spec)               -> {"valid": True} or {"valid": False, "error": ...}
     participants(spec)           -> {"participants": [p0, (p1)], ("null-reason": ...)}
     cli_to_spec(argv)            -> spec (raises CliError, also for --help)
-    argv_from_json(value)        -> argv list from the JSON array the server sends on stdin
     spec_to_cli(spec)            -> argv list that cli_to_spec turns back into the same spec
 (durations and SI numbers: jumbo.core.units)
 """
@@ -269,11 +268,6 @@ def is_valid(spec):
     return {"valid": False, "error": error}
 
 
-def is_valid_text(text):
-    """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    return validation.is_valid_text(text, validate)
-
-
 def require_valid(spec):
     """Raise ValueError("Invalid spec: At /...") unless the spec is valid."""
     return validation.require_valid(spec, validate)
@@ -401,35 +395,6 @@ def _int_option(option, text):
         return int(str(text).strip())
     except ValueError:
         raise CliError("%s: %r is not an integer" % (option, text))
-
-
-def argv_from_json(value):
-    """The argv the server sends as a JSON array on stdin; numbers are stringified."""
-    if not isinstance(value, list):
-        raise CliError("Expected a JSON array of arguments on standard input")
-    argv = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise CliError("Arguments must be strings or numbers, not %s" % json_type(item))
-        argv.append(item if isinstance(item, str) else str(item))
-    return argv
-
-
-def json_type(value):
-    for kind, name in ((bool, "boolean"), (str, "string"), (int, "number"), (float, "number"),
-                       (list, "array"), (dict, "object")):
-        if isinstance(value, kind):
-            return name
-    return "null"
-
-
-def argv_from_stdin(text):
-    """The argv of cli-to-spec when called without arguments: a JSON array on stdin (empty
-    input counts as no arguments)."""
-    if not text.strip():
-        return []
-    from ..protocol.method import loads
-    return argv_from_json(loads(text))
 
 
 def cli_to_spec(argv):

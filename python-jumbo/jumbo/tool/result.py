@@ -99,7 +99,7 @@ def _ptb(entry):
 # ----------------------------------------------------------------------------------------------
 # merged-results
 
-def _failed(error, spec=None, diags=""):
+def failed(error, spec=None, diags=""):
     result = _base(spec)
     result["error"] = error
     result["diags"] = diags or ""
@@ -111,14 +111,14 @@ def merge(test, participant_results):
     spec = test.get("spec") if isinstance(test, dict) else None
     spec = spec if isinstance(spec, dict) else {}
     if not isinstance(participant_results, list) or not participant_results:
-        return _failed("no participant results to merge", spec)
+        return failed("no participant results to merge", spec)
     lead = participant_results[0]
     if not isinstance(lead, dict):
-        return _failed("the source participant produced no result", spec)
+        return failed("the source participant produced no result", spec)
     inner = lead.get("result")
     if not isinstance(inner, dict) or "schema" not in inner:
         error = lead.get("error") or "the source participant failed"
-        return _failed(str(error), spec, str(lead.get("diags") or ""))
+        return failed(str(error), spec, str(lead.get("diags") or ""))
     result = copy.deepcopy(inner)
     notes = [result.get("diags") or ""]
     dest = participant_results[1] if len(participant_results) > 1 else None
@@ -162,24 +162,3 @@ def _fold_dest(result, spec, dest):
         if not server.get("succeeded") and not result["throughput"].get("error"):
             result["throughput"]["error"] = "iperf3 server: %s" % server.get("error")
     return note
-
-
-def merge_text(text):
-    """merged-results on raw stdin text: always a result object, never an exception."""
-    from ..protocol.method import loads
-    try:
-        data = loads(text)
-    except ValueError as err:
-        return _failed("Invalid input: %s" % err)
-    if not isinstance(data, dict):
-        return _failed("Invalid input: expected an object with test and results")
-    test = data.get("test")
-    merge_results, failed = merge, _failed
-    if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
-        from ..test import pair
-        merge_results, failed = pair.merge, pair.failed
-    try:
-        return merge_results(test, data.get("results"))
-    except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
-        return failed("cannot merge the participants' results: %s: %s"
-                      % (type(err).__name__, err))

@@ -254,7 +254,7 @@ def _sleep_until(moment):
         time.sleep(min(remaining, 1.0))
 
 
-def _failure(error, diags=""):
+def failure(error, diags=""):
     return {"schema": SCHEMA, "succeeded": False, "result": None, "error": error,
             "diags": diags}
 
@@ -264,9 +264,9 @@ def run_participant(run_input):
     try:
         run = _Run(run_input)
     except ValueError as err:
-        return _failure(str(err), "the run input was rejected before measuring")
+        return failure(str(err), "the run input was rejected before measuring")
     except Exception as err:  # noqa: BLE001 - never a traceback
-        return _failure("cannot read the run input: %s: %s" % (type(err).__name__, err))
+        return failure("cannot read the run input: %s: %s" % (type(err).__name__, err))
     alarm = _arm_alarm(run.end - SLOT_ALARM_MARGIN)
     try:
         if terminate.received():
@@ -275,15 +275,15 @@ def run_participant(run_input):
             return _run_dest(run)
         return _run_source(run)
     except _Deadline:
-        return _failure("the run reached the end of its time slot and was stopped",
+        return failure("the run reached the end of its time slot and was stopped",
                         "phase budget: %s" % _budget_text(run.budget))
     except _Terminated:
-        return _failure("the run was terminated (SIGTERM) before it finished",
+        return failure("the run was terminated (SIGTERM) before it finished",
                         "phase budget: %s" % _budget_text(run.budget))
     except RunError as err:
-        return _failure(str(err))
+        return failure(str(err))
     except Exception as err:  # noqa: BLE001 - never a traceback
-        return _failure("%s: %s" % (type(err).__name__, err), "unexpected failure in run")
+        return failure("%s: %s" % (type(err).__name__, err), "unexpected failure in run")
     finally:
         _disarm_alarm(alarm)
 
@@ -561,24 +561,3 @@ def _throughput(run, peer, dest_ip, version, forward, path_mtu):
     local_mtu = forward.get("local-mtu") if forward else None
     return _throughput_module().run_legs(run.full, dest_ip, port, path_mtu, version,
                                          deadline=deadline, local_mtu=local_mtu)
-
-
-# ----------------------------------------------------------------------------------------------
-# Method entry points (text in, object out) used by the executables
-
-def can_run_text(text):
-    try:
-        from ..protocol.method import loads
-        test = loads(text)
-    except ValueError as err:
-        return {"can-run": False, "reasons": [str(err)]}
-    return can_run(test)
-
-
-def run_text(text):
-    try:
-        from ..protocol.method import loads
-        run_input = loads(text)
-    except ValueError as err:
-        return _failure(str(err), "the run input was not JSON")
-    return run_participant(run_input)
