@@ -76,8 +76,8 @@ print(json.dumps(result))
 
 GOODBYE = r"""
 import sys, time
-from jumbo.tool import reflector
-reflector.say_goodbye(sys.argv[1], int(sys.argv[2]), sys.argv[3], 4, time.monotonic() + 3)
+from jumbo.tool import reverse
+reverse.say_goodbye(sys.argv[1], int(sys.argv[2]), sys.argv[3], 4, time.monotonic() + 3)
 """
 
 

@@ -91,8 +91,8 @@ for version in (4, 6):
         out.append(result)
 # STATUS: the reflector stops serving (as p0 tells p1 at the end of a run).
 import time
-from jumbo.tool import reflector
-reflector.say_goodbye(%r, %d, %r, 4, time.monotonic() + 3)
+from jumbo.tool import reverse
+reverse.say_goodbye(%r, %d, %r, 4, time.monotonic() + 3)
 print(json.dumps(out))
 """
 

@@ -634,7 +634,7 @@ class Engine(object):
         diag): the run then probes single-ended (echo, UDP)."""
         if not self.reflector:
             return None
-        from ..tool import reflector as refl
+        from ..tool import forward as refl
         try:
             forward = refl.ForwardTransport(self.dest_ip, self.version,
                                             int(self.reflector["port"]),

@@ -27,7 +27,7 @@ Time budget (`duration`, a pure function of the spec, rounded up to whole second
   START_WAIT (clock skew between the nodes, p1 start-up)
   + jumbo.probe.max_duration(spec)                  forward phase (jumbo-throughput: at
                                                     most PATH_MTU_BUDGET, enforced)
-  + jumbo.tool.reflector.max_duration(spec)              reverse phase, when `reverse`
+  + jumbo.tool.reverse.max_duration(spec)                reverse phase, when `reverse`
   + jumbo.tool.throughput.duration(spec)                 throughput phase, when `throughput`
   + STATUS_BUDGET + TEARDOWN
   Every phase runs against a hard deadline derived from schedule.start + the slot, and a
@@ -47,7 +47,7 @@ import threading
 import time
 
 from ..test import pair as pairs
-from . import reflector
+from . import reflector, reverse as reverse_search
 from . import result as results
 from ..test import spec as specs
 from ..protocol import terminate
@@ -152,7 +152,7 @@ def phase_budget(spec):
     forward = float(probe.max_duration(full))
     if is_pair_run(full):
         forward = min(forward, PATH_MTU_BUDGET)
-    reverse = reflector.max_duration(full) if full.get("reverse") else 0.0
+    reverse = reverse_search.max_duration(full) if full.get("reverse") else 0.0
     throughput = 0.0
     if full.get("throughput") is not None:
         throughput = float(_throughput_module().duration(full))
@@ -464,11 +464,9 @@ def _run_source(run):
                                   % (type(err).__name__, err)}
             if not run.full.get("reverse") and isinstance(peer.get("reflector-port"), int):
                 # Tell p1's reflector we are done (its STATUS answer carries its report).
-                goodbye = reflector.say_goodbye(dest_ip, peer.get("reflector-port"),
-                                                peer.get("_token") or "0" * 32, version,
-                                                time.monotonic() + min(
-                                                    STATUS_BUDGET, max(0.0, run.end - time.time()
-                                                                       - 1.0)))
+                goodbye = reverse_search.say_goodbye(
+                    dest_ip, peer.get("reflector-port"), peer.get("_token") or "0" * 32, version,
+                    time.monotonic() + min(STATUS_BUDGET, max(0.0, run.end - time.time() - 1.0)))
                 if goodbye is None:
                     diags.append("the dest's reflector did not answer the final STATUS")
         elif run.full.get("reverse"):
@@ -531,12 +529,11 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
                                                - run.budget["throughput"]))
     timeout = units.duration_seconds(run.full.get("timeout") or "PT1S")
     try:
-        return reflector.measure_reverse(dest_ip, port, token, version, forward_mtu=path_mtu,
-                                         min_size=run.full.get("min-mtu"),
-                                         max_size=run.full.get("max-mtu"),
-                                         timeout=timeout, deadline=deadline,
-                                         flows=run.full.get("flows") or 1,
-                                         source=_source_address(run.full, version))
+        return reverse_search.measure_reverse(
+            dest_ip, port, token, version, forward_mtu=path_mtu,
+            min_size=run.full.get("min-mtu"), max_size=run.full.get("max-mtu"),
+            timeout=timeout, deadline=deadline, flows=run.full.get("flows") or 1,
+            source=_source_address(run.full, version))
     except ValueError as err:
         return {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "error": str(err)}
 
