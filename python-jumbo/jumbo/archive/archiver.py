@@ -34,6 +34,11 @@ credentials, TLS verification, mapping conflict: the error names the run and the
 field, malformed record, unknown test type, invalid data) {"succeeded": false,
 "error": ...} without `retry`. A failure to update the latest-per-path index never
 fails a run whose history was stored.
+
+Size: over 400 lines, with serve over 60: the archive data's schema, its checks and the
+long-lived stream that uses them are one contract with pScheduler's archiver daemon; serve is
+the stream's one loop (read, batch, store, answer, retry) kept whole so its flushing and
+retry order can be read at once.
 """
 
 import gc

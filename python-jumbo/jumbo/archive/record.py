@@ -47,6 +47,9 @@ Fields (None where the test cannot tell):
                   the jumbo legs (as the kernel sent them when the wire showed it)
   rtt             seconds. latency/latencybg: 2 x median one-way delay; rtt: mean round trip
   loss            fraction. latency/latencybg: packets-lost / packets-sent; rtt: loss
+
+Size: over 400 lines: one mapping per archived test type (pmtu, jumbo-throughput,
+trace, throughput, latency, rtt) into the one flat record, kept beside the record's field list.
 """
 
 import hashlib

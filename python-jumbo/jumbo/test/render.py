@@ -8,6 +8,10 @@ In HTML every value is escaped, whatever its origin.
     result_text(spec, result) / result_html(spec, result)
     spec_text(spec) / spec_html(spec)
     verdict(result) -> the one-line verdict
+
+Size: verdict is over 60 lines: one verdict line per result shape (black hole either way,
+per flow, jumbo, standard, failed), in order of precedence, so that the precedence is read
+top to bottom (jumbocheck prints the same line).
 """
 
 import html

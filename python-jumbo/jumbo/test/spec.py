@@ -13,6 +13,9 @@ Public API:
     cli_to_spec(argv)            -> spec (raises CliError, also for --help)
     spec_to_cli(spec)            -> argv list that cli_to_spec turns back into the same spec
 (durations and SI numbers: jumbo.core.units)
+
+Size: over 400 lines: the spec's defaults, validation and both CLI directions share the
+option table, so that a new spec field is one entry read by all of them.
 """
 
 import copy

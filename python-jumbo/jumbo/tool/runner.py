@@ -38,6 +38,10 @@ Output of `run`: exactly one JSON line {"succeeded", "result", "error", "diags"}
   p0's `result` is already the test's result object (jumbo.tool.result.assemble); p1's is
   {"role": "dest", "reflector": {...}, "throughput-server": {...}|null}. `merged-results`
   (jumbo.tool.result.merge) folds p1's view into p0's.
+
+Size: over 400 lines, with _run_source over 60: the run's timeline (slot, phases, alarms,
+budget) is one state machine; _run_source is its source-side sequence (forward, reverse, legs,
+goodbye) with each phase's failure handled where it happens, which reads best in order.
 """
 
 import math

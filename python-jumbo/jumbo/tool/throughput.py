@@ -30,6 +30,12 @@ Every client has `--connect-timeout`, a test length `-t`, and a hard timeout (`-
 `-O` + a margin) after which it is killed by its PID; the whole phase has a deadline.
 The server stops after the leg marked last (iperf3 `--extra-data`), at the deadline,
 or when it exits, whichever comes first, and is killed by its PID.
+
+Size: over 400 lines, with serve, _run_from_json and summarize over 60: one iperf3 leg is
+one contract (the argv the client gets, the JSON both ends print, the MSS proof read from it,
+the gain and its noise over the legs), kept in one module so that a change of iperf3's output
+is read and fixed in one place; each long function is one pass over one iperf3 document or
+one server lifetime, with its failure cases in order.
 """
 
 import argparse

@@ -23,6 +23,9 @@ streams and jumbo_*: `create_index`, `indices:admin/data_stream/create`,
 owned stream and index is in place with the current mapping, and how many runs were
 rejected (jumbo_rejected). Exit 0 when ready, 1 when not (with what to do), 2 when the
 archive cannot be reached or the arguments are wrong.
+
+Size: install is over 60 lines: its steps (legacy templates out, templates, streams,
+indices, rollover) must run in this order, each with its own error, and read best in order.
 """
 
 import argparse
@@ -32,8 +35,8 @@ import sys
 
 from .. import PermanentError, StoreError
 from .store import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LEGACY_TEMPLATES,
-                         MANAGED_BY, OWNED_TEST_TYPES, SETUP_COMMAND, TEMPLATE_VERSION,
-                         OpenSearchStore)
+                    MANAGED_BY, OWNED_TEST_TYPES, SETUP_COMMAND, TEMPLATE_VERSION,
+                    OpenSearchStore)
 
 WRITER_ROLE = "jumbo_writer"
 
