@@ -345,7 +345,8 @@ _INTS = [
     ("target-mtu", "--target-mtu", "MTU the path should carry (default %d)"
      % DEFAULTS["target-mtu"]),
     ("max-mtu", "--max-mtu", "Largest packet size to probe (default: egress interface MTU)"),
-    ("min-mtu", "--min-mtu", "Smallest packet size to probe (default: 68 / 1280)"),
+    ("min-mtu", "--min-mtu", "Smallest packet size to probe (default: %d / %d)"
+     % (mtus.MIN_MTU_V4, mtus.MIN_MTU_V6)),
     ("flows", "--flows", "Distinct flows to probe, for ECMP paths (default %d)" % DEFAULTS["flows"]),
 ]
 _BOOLS = [
