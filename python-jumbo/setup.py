@@ -7,7 +7,6 @@ setup(
     version=__version__,
     description="Path MTU, PMTUD black-hole and jumbo-frame measurements for perfSONAR pScheduler",
     packages=find_packages(exclude=["tests"]),
-    package_data={"jumbo": ["*.json", "report/*.html", "stores/*.json", "stores/*.sql"]},
     python_requires=">=3.6",
     install_requires=["jsonschema>=3.0"],
     entry_points={
