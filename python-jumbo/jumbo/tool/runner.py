@@ -9,7 +9,8 @@ both tests share one run path below; only the result differs (jumbo.test.pair.as
 Participants (from the test's `participants`):
   p0 = the source = the lead: probes the forward path (jumbo.probe; through p1's reflector
        when p1 takes part, which spends no ICMP budget on the dest), measures the reverse path
-       against p1's reflector (jumbo.tool.reflector) and runs the iperf3 clients (jumbo.tool.throughput);
+       against p1's reflector (jumbo.tool.reverse) and runs the iperf3 clients
+       (jumbo.tool.throughput);
   p1 = the dest, present only when the spec asks for `reverse` or `throughput`: runs the
        reflector (UDP) and, for the throughput phase, one `iperf3 -s` for this run's legs.
 
@@ -27,8 +28,8 @@ Time budget (`duration`, a pure function of the spec, rounded up to whole second
   START_WAIT (clock skew between the nodes, p1 start-up)
   + jumbo.probe.max_duration(spec)                  forward phase (jumbo-throughput: at
                                                     most PATH_MTU_BUDGET, enforced)
-  + jumbo.tool.reverse.max_duration(spec)                reverse phase, when `reverse`
-  + jumbo.tool.throughput.duration(spec)                 throughput phase, when `throughput`
+  + jumbo.tool.reverse.max_duration(spec)           reverse phase, when `reverse`
+  + jumbo.tool.throughput.duration(spec)            throughput phase, when `throughput`
   + STATUS_BUDGET + TEARDOWN
   Every phase runs against a hard deadline derived from schedule.start + the slot, and a
   last-resort alarm turns an overrun into a clean `succeeded: false` line before the runner's
