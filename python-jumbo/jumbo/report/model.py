@@ -7,6 +7,12 @@ Three numbers are kept apart on purpose:
               path's own latest result) with no black hole (full or per-flow) either way
   used        the capable share weighted by the traffic the user says flows between the sites
               (volume matrix CSV); the WLCG DC26/DC28 targets are about this one
+
+_build (over 60 lines) assembles the report dict section by section from the store's answers,
+which run in parallel and are collected in the order the report shows them; _sites (over 60)
+is one pass over the paths per site (configured hosts, capable paths, the traffic they unlock)
+whose counters feed the ranking at its end. The gains (gains.py) and the culprit hops
+(culprits.py) are their own modules.
 """
 
 import collections

@@ -8,6 +8,8 @@ forward path through the reflector with jumbo.tool.forward's transport.
 
 Over 400 lines because the message format, its constants and the one server that checks every
 message (token, replay, size, rate) are read together; both clients import them from here.
+Reflector._handle is over 60 lines: it is that check, one request at a time, in the order the
+refusals must happen (nothing is answered before the token and the replay window agree).
 
 How sizes travel (all sizes are IP packet sizes: IP header + UDP header + payload):
 

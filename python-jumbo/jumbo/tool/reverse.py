@@ -3,8 +3,9 @@ replies p1's reflector sends (jumbo.tool.reflector has the wire format and the r
 itself), the STATUS exchange that brings back p1's report, and the bound on how long the
 search may take (max_duration, part of the tool's duration budget).
 
-Over 400 lines because the search is one algorithm: the flows' state (_FlowSearch), the
-rounds (_search) and the verdict (_flow_verdict) read each other's fields. Standard library
+Over 400 lines, and _search over 60, because the search is one algorithm: the flows' state
+(_FlowSearch), the rounds (_search: send, collect, count silences, stop) and the verdict
+(_flow_verdict) read each other's fields, and a round reads best as one loop. Standard library
 only; runs unprivileged on Python 3.6.
 """
 
