@@ -57,7 +57,7 @@ print(s.getsockopt(0, 14) if family == socket.AF_INET else s.getsockopt(41, 24))
 
 REFLECTOR = r"""
 import sys, time
-from jumbo import reflector
+from jumbo.tool import reflector
 server = reflector.Reflector(int(sys.argv[1]), sys.argv[2], (4, 6)).open()
 print("ready", flush=True)
 server.serve(time.monotonic() + float(sys.argv[3]))
@@ -76,8 +76,8 @@ print(json.dumps(result))
 
 GOODBYE = r"""
 import sys, time
-from jumbo import reflector
-reflector.say_goodbye(sys.argv[1], int(sys.argv[2]), sys.argv[3], 4, time.monotonic() + 3)
+from jumbo.tool import reverse
+reverse.say_goodbye(sys.argv[1], int(sys.argv[2]), sys.argv[3], 4, time.monotonic() + 3)
 """
 
 
@@ -188,7 +188,7 @@ def main(argv):
                 truth = lab.truth("src", "dst")
                 token, port = None, 5545
                 if mode == "reflector":
-                    from jumbo import reflector
+                    from jumbo.tool import reflector
                     token = reflector.new_token()
                     server = lab.popen("dst", _library_python(REFLECTOR) + [
                         str(port), token, "900"], user=USER)

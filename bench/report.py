@@ -110,9 +110,9 @@ def load_opensearch(base, prefix, mesh, results, batch=20000):
     flight on a sender thread while the next batch is encoded here."""
     import queue
     import threading
-    from jumbo import record as rmod
-    from jumbo.stores import open_store
-    from jumbo.stores.opensearch import HISTORY_INDEX, LATEST_INDEX
+    from jumbo.archive import record as rmod
+    from jumbo.archive import open_store
+    from jumbo.archive.opensearch.store import HISTORY_INDEX, LATEST_INDEX
     store = open_store("%s/?prefix=%s" % (base, prefix))
     store.ensure_ready()
     history = prefix + HISTORY_INDEX
@@ -209,7 +209,7 @@ def _answers(url):
 
 def _pmtu_count(url):
     """Number of pmtu results already in a store (for --reuse), 0 when there is none."""
-    from jumbo.report.queries import open_queries, Window
+    from jumbo.archive.queries import open_queries, Window
     try:
         queries = open_queries(url)
     except Exception:  # noqa: BLE001 - no such store yet
@@ -225,7 +225,7 @@ def _pmtu_count(url):
 def _drop_prefix(base, prefix):
     _http("%s/_data_stream/%s*" % (base, prefix), "DELETE")
     _http("%s/%s*" % (base, prefix), "DELETE")
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     for name, _ in open_store("%s/?prefix=%s" % (base, prefix)).templates():
         _http("%s/_index_template/%s" % (base, name), "DELETE")
 

@@ -642,7 +642,7 @@ class Demo(object):
     def _latest_count(self):
         """Paths the store already has a pmtu result for (None when it cannot be read)."""
         try:
-            from jumbo.stores import open_store
+            from jumbo.archive import open_store
             store = open_store(self.store_url)
             try:
                 return len(store.latest("pmtu"))
@@ -657,8 +657,8 @@ class Demo(object):
         if not self.store_url or not any(t.archived is not None for t in measured):
             return None
         try:
-            from jumbo import record as records
-            from jumbo.stores import open_store
+            from jumbo.archive import record as records
+            from jumbo.archive import open_store
             wanted = set(records.normalize(self.envelope(t))[0]["id"] for t in measured)
             store = open_store(self.store_url)
             try:

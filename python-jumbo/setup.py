@@ -7,14 +7,13 @@ setup(
     version=__version__,
     description="Path MTU, PMTUD black-hole and jumbo-frame measurements for perfSONAR pScheduler",
     packages=find_packages(exclude=["tests"]),
-    package_data={"jumbo": ["*.json", "report/*.html", "stores/*.json", "stores/*.sql"]},
     python_requires=">=3.6",
     install_requires=["jsonschema>=3.0"],
     entry_points={
         "console_scripts": [
             "jumbocheck = jumbo.probe.cli:main",
             "jumbo-report = jumbo.report.cli:main",
-            "jumbo-replay = jumbo.stores.replay:main",
+            "jumbo-replay = jumbo.archive.replay:main",
         ]
     },
 )

@@ -108,7 +108,7 @@ class Completed(object):
 def strip_comments(value):
     """Drop object members whose names start with '#', at every depth (arrays included).
 
-    Deliberately not jumbo.plugin.strip_comments: the harness plays the server, and a
+    Deliberately not jumbo.protocol.method.strip_comments: the harness plays the server, and a
     server-side rule checked with the plugins' own code would hide the plugins' mistakes."""
     if isinstance(value, dict):
         return {k: strip_comments(v) for k, v in value.items() if not k.startswith("#")}
@@ -413,7 +413,7 @@ def run_tool_participants(tool, test, participants, start_in=5.0, test_type="pmt
 def _assert_validates_whole(test_type, lead, merged):
     """Every result the suite's own tool produces in the lab validates against its schema as
     a whole: the source's test result and the merged one (nothing is repaired at run time)."""
-    from jumbo import validate
+    from jumbo.core import validate
     check = validate.check_pair_result if test_type == "jumbo-throughput" \
         else validate.check_result
     for what, value in (("source participant", (lead or {}).get("result")),
@@ -424,7 +424,7 @@ def _assert_validates_whole(test_type, lead, merged):
 
 
 def _duration_seconds(text):
-    from jumbo.units import duration_seconds
+    from jumbo.core.units import duration_seconds
     return duration_seconds(text)
 
 

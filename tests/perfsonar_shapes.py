@@ -20,7 +20,7 @@ import copy
 import hashlib
 import json
 
-from jumbo.stores.opensearch import canonical_json
+from jumbo.archive.opensearch.store import canonical_json
 
 PERFSONAR_TEMPLATE_NAME = "pscheduler_default_policy"
 PERFSONAR_TYPES = ("throughput", "trace", "latency", "latencybg", "rtt")

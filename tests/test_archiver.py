@@ -23,9 +23,9 @@ import uuid
 import pytest
 
 import harness
-from jumbo import record as records
+from jumbo.archive import record as records
 from fixtures import samples
-from jumbo.stores import open_store
+from jumbo.archive import open_store
 from opensearch_fixture import OpenSearchNode, drop_prefix, java_available
 
 RS = "\x1e"
@@ -372,7 +372,7 @@ def test_archive_auth_tls_and_429(opensearch_url, certificate):
 # -- set-up and privileges ---------------------------------------------------------------------
 
 def _setup_cli(*args):
-    proc = subprocess.run([sys.executable, "-m", "jumbo.stores.setup"] + list(args),
+    proc = subprocess.run([sys.executable, "-m", "jumbo.archive.opensearch.setup"] + list(args),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, env=harness.plugin_env(), timeout=60)
     return proc.returncode, proc.stdout, proc.stderr
@@ -386,7 +386,7 @@ def test_setup_check_and_install_cli(opensearch_url):
     status, out, err = _setup_cli("check", "--url", url)
     assert status == 1, (out, err)
     assert "%spscheduler_pmtu: data stream does not exist" % prefix in err
-    assert "python3 -m jumbo.stores.setup install" in err
+    assert "python3 -m jumbo.archive.opensearch.setup install" in err
     status, out, err = _setup_cli("install", "--url", url)
     assert status == 0, err
     assert "created data stream %spscheduler_pmtu" % prefix in out
@@ -457,7 +457,7 @@ def test_archive_without_privileges_fails_loudly_then_recovers(opensearch_url):
             assert reply["succeeded"] is False and reply["retry"] == "PT1M", reply
             assert "not set up for the jumbo archiver" in reply["error"]
             assert "%spscheduler_pmtu: data stream does not exist" % prefix in reply["error"]
-            assert "python3 -m jumbo.stores.setup install" in reply["error"]
+            assert "python3 -m jumbo.archive.opensearch.setup install" in reply["error"]
             assert any("_index_template" in r for r in proxy.refused)   # it did try
             # the admin runs the set-up (directly, with full rights)
             status, out, err = _setup_cli("install", "--url",
@@ -470,7 +470,7 @@ def test_archive_without_privileges_fails_loudly_then_recovers(opensearch_url):
             reply = archive.send(second)
             assert reply["succeeded"] is False and reply["retry"] == "PT1M", reply
             assert "refused _bulk" in reply["error"] and "jumbo_writer" in reply["error"]
-            assert "python3 -m jumbo.stores.setup check" in reply["error"]
+            assert "python3 -m jumbo.archive.opensearch.setup check" in reply["error"]
             proxy.refuse = None
             assert archive.send(dict(second, attempts=1)) == {"succeeded": True}
         finally:

@@ -166,7 +166,12 @@ def test_rpm_library_files(rpms):
     expected = {rel: 0o644 for rel in _tree(os.path.join(ROOT, "python-jumbo", "jumbo"))}
     assert packaged == expected
     # byte-compiled at build time (the pscheduler user cannot write __pycache__)
-    assert any(re.search(r"/jumbo/__pycache__/schema\.cpython-\d+\.pyc$", f) for f in files)
+    # (what every method imports, in each node-side package)
+    for module in ("core/schema", "protocol/method", "test/spec", "tool/runner", "archive/archiver",
+                   "archive/sqlite/store"):
+        folder, name = module.rsplit("/", 1)
+        pattern = r"/jumbo/%s/__pycache__/%s\.cpython-\d+\.pyc$" % (folder, name)
+        assert any(re.search(pattern, f) for f in files), module
     # every console command of setup.py
     commands = [f for f in files if f.startswith("/usr/bin/")]
     for cmd in commands:

@@ -10,7 +10,7 @@ import uuid
 
 import harness
 from lab_support import needs_lab
-from jumbo import validate
+from jumbo.core import validate
 
 USER = "jumbotest"
 TEST = "jumbo-throughput"
@@ -56,7 +56,7 @@ def _envelope(spec, merged, start, test_type=TEST):
 def test_the_pair_runs_end_to_end_and_reaches_both_stores_and_the_report(lab_factory, tmp_path,
                                                                            opensearch_url):
     from jumbo.report import build_report
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     from opensearch_fixture import drop_prefix
     lab = lab_factory("clean-jumbo")
     spec = _task(lab, "--dest", lab.address("dst", 4), "--duration", "2", "--omit", "0")

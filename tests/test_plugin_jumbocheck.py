@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 import harness
-from jumbo import validate
+from jumbo.core import validate
 
 PLUGIN_DIR = os.path.join(harness.ROOT, "pscheduler-tool-jumbocheck", "jumbocheck")
 METHODS = ["enumerate", "can-run", "duration", "participant-data", "run", "merged-results"]
@@ -163,7 +163,7 @@ def test_duration_is_whole_seconds_and_grows_with_each_phase():
 def test_pair_duration_is_its_legs_plus_a_small_fixed_overhead():
     """The exclusive slot of jumbo-throughput: -O + -t of every leg, plus a per-leg and a
     per-run overhead that do not grow with the legs' length."""
-    from jumbo import runner, throughput
+    from jumbo.tool import runner, throughput
     short = _seconds(call("duration", as_pair(dict(PAIR, duration="PT2S", omit="PT0S"))))
     long = _seconds(call("duration", as_pair(dict(PAIR, duration="PT20S", omit="PT0S"))))
     assert long - short == 4 * 18  # four ABBA legs, 18 s longer each
@@ -196,7 +196,7 @@ def test_participant_data_of_the_source():
 
 
 def test_participant_data_of_the_dest_has_ports_and_a_one_time_token():
-    from jumbo import runner
+    from jumbo.tool import runner
     answers = [call("participant-data", {"participant": 1, "test": as_test(REVERSE)}).sql_json()
                for _ in range(2)]
     for data in answers:
@@ -289,7 +289,7 @@ def test_run_of_the_dest_without_participant_data_fails_cleanly():
 
 def test_run_of_the_dest_fails_clearly_when_the_reflector_port_is_busy():
     import socket
-    from jumbo import reflector
+    from jumbo.tool import reflector
     holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     holder.bind(("0.0.0.0", 0))
     port = holder.getsockname()[1]
@@ -310,7 +310,7 @@ def test_run_of_the_dest_fails_clearly_when_the_reflector_port_is_busy():
 # merged-results (contract 4.8)
 
 def _source_output(**fields):
-    from jumbo import result
+    from jumbo.tool import result
     forward = {"path-mtu": 8950, "local-mtu": 9000, "pmtud": "blackhole", "method": "udp",
                "ip-version": 4, "dest-ip": "198.18.0.2", "probes": 12}
     forward.update(fields)
@@ -384,7 +384,8 @@ def _pair_merge(results):
 
 
 def test_pair_merged_results_with_a_missing_or_failed_peer():
-    from jumbo import pair, throughput
+    from jumbo.test import pair
+    from jumbo.tool import throughput
     legs, info = throughput.plan({"throughput": {}}, 9000)
     runs = [dict(throughput._blank_run(leg), error="iperf3: connection refused") for leg in legs]
     failed = throughput.summarize(runs, info)
@@ -411,7 +412,7 @@ def test_path_mtu_step_is_cut_at_its_budget_and_the_slot_alarm_restored():
     re-armed for the slot's end (a slow sleep stands in for a slow probe)."""
     import signal
     import time as clock
-    from jumbo import runner
+    from jumbo.tool import runner
 
     class Slot(object):
         end = clock.time() + 30

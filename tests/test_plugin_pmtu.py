@@ -374,9 +374,9 @@ def test_result_format_throughput_detail():
 
 
 def test_result_format_shows_both_mathis_ceilings():
-    """The JSON has a ceiling object per size (jumbo.throughput.mathis); the text used to
+    """The JSON has a ceiling object per size (jumbo.tool.throughput.mathis); the text used to
     read "Mathis ceiling: standard -, jumbo -" while both were there."""
-    from jumbo import throughput
+    from jumbo.tool import throughput
     legs = [{"size": size, "succeeded": True, "mss": mss, "observed-mss": mss - 12,
              "rtt": 0.01, "bytes": 5e9, "retransmits": 10, "throughput": 3e9}
             for size, mss in (("standard", 1460), ("jumbo", 8960))]

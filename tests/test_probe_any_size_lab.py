@@ -14,7 +14,7 @@ import pytest
 
 import harness
 from lab_support import ROOT, needs_lab
-from jumbo import reflector
+from jumbo.tool import reflector
 
 JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")
 ALL_GROUPS = (0, 2147483647)
@@ -74,7 +74,7 @@ def test_hops_give_the_real_mtu_at_any_size(lab_factory):
 
 REFLECTOR_SCRIPT = """
 import json, sys, time
-from jumbo import reflector
+from jumbo.tool import reflector
 server = reflector.Reflector(%d, %r, (4, 6)).open()
 print("ready", flush=True)
 print(json.dumps(server.serve(time.monotonic() + %f)), flush=True)
@@ -91,8 +91,8 @@ for version in (4, 6):
         out.append(result)
 # STATUS: the reflector stops serving (as p0 tells p1 at the end of a run).
 import time
-from jumbo import reflector
-reflector.say_goodbye(%r, %d, %r, 4, time.monotonic() + 3)
+from jumbo.tool import reverse
+reverse.say_goodbye(%r, %d, %r, 4, time.monotonic() + 3)
 print(json.dumps(out))
 """
 

@@ -1,6 +1,6 @@
 """The adoption report against the real embedded store (SQLite) and a real OpenSearch 2.18.
 
-Both stores are filled, through the archiver's own put APIs (jumbo.stores), with the history
+Both stores are filled, through the archiver's own put APIs (jumbo.archive), with the history
 of a synthetic mesh whose truth is known (fixtures.synth.Mesh.small): a 1500-configured
 site, a 1500 core link shared by two sites, a firewalled site whose inbound paths are black
 holes, a partial per-flow black hole, a regression and a flapping path. Every number the
@@ -31,7 +31,7 @@ TARGET = 9000
 
 
 def _load(url, records):
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     store = open_store(url)
     try:
         for i in range(0, len(records), 1000):
@@ -64,7 +64,7 @@ def os_url(request, records):
     url = "%s/?prefix=%s" % (base, prefix)
     _load(url, records)
     yield url
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     store = open_store(url)
     drop_prefix(store, prefix)
 
@@ -389,7 +389,7 @@ def test_html_renders_in_headless_chromium(sqlite_url, tmp_path):
 # -- bad input -----------------------------------------------------------------------------------
 
 def test_bad_input_is_a_clean_message(sqlite_url, tmp_path):
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     empty = tmp_path / "empty.db"
     open_store("sqlite:///" + str(empty)).close()
     proc = run_cli("--store", "sqlite:///" + str(empty))
@@ -429,7 +429,7 @@ def test_bad_input_is_a_clean_message(sqlite_url, tmp_path):
     proc = run_cli("--store", sqlite_url, "--format", "pdf")
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
 
-    # the stores' own URL check (jumbo.stores.check_url), so the same words as the archiver's
+    # the stores' own URL check (jumbo.archive.check_url), so the same words as the archiver's
     proc = run_cli("--store", "ftp://x")
     assert proc.returncode == 2 and "unknown store 'ftp'" in proc.stderr
     proc = run_cli("--store", "https://archive:port")
@@ -492,7 +492,7 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
         assert ab["expected_gain"] == pytest.approx(8960 / 1460.0)
     finally:
         if kind == "opensearch":
-            from jumbo.stores import open_store
+            from jumbo.archive import open_store
             store = open_store(url)
             prefix = url.split("prefix=")[1]
             drop_prefix(store, prefix)
@@ -501,7 +501,7 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
 def test_opensearch_without_latest_index(opensearch_url):
     """A store whose latest-per-path index is gone: the report computes the latest results
     from the history (composite + top_hits) and gets the same answer."""
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     mesh = synth.Mesh.small(days=3)
     prefix = "nolatest%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
@@ -521,7 +521,7 @@ def test_opensearch_without_latest_index(opensearch_url):
 def test_opensearch_without_latency_data(opensearch_url):
     """A mesh that archives pmtu results but no latency yet (a fresh deployment): the
     latency wildcard matches no index, and the report still runs, with no expected gains."""
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     prefix = "nolat%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
     _load(url, [e for e in _envelopes() if e["result"]["test"]["type"] == "pmtu"])
@@ -580,8 +580,8 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     version-2 writer it gets the summaries, filled from that history, counted exactly like
     the ones the trigger keeps; both give the golden report."""
     import sqlite3
-    from jumbo.report.queries import open_queries
-    from jumbo.stores import open_store
+    from jumbo.archive.queries import open_queries
+    from jumbo.archive import open_store
     path = str(tmp_path / "old.db")
     url = "sqlite:///" + path
     _load(url, records)

@@ -1,4 +1,4 @@
-"""The path-state rule is defined once (jumbo.report.path_state.RULE) and rendered to Python,
+"""The path-state rule is defined once (jumbo.archive.path_state.RULE) and rendered to Python,
 SQL and OpenSearch query DSL: every rendering gives every combination of fields the same state,
 the SQL run by SQLite (also over the summary tables' encoding: NULL as -1, black hole as a flag)
 and the query DSL by a real OpenSearch."""
@@ -8,9 +8,9 @@ import json
 import sqlite3
 import uuid
 
-from jumbo.report import path_state
-from jumbo.report.queries import LATEST_FIELDS, Latest
-from jumbo.stores.opensearch import OpenSearchStore
+from jumbo.archive import path_state
+from jumbo.archive.queries import LATEST_FIELDS, Latest
+from jumbo.archive.opensearch.store import OpenSearchStore
 
 TARGET = 9000
 FIELDS = ("succeeded", "path_mtu", "reverse_path_mtu", "pmtud", "reverse_pmtud", "partial")
@@ -42,11 +42,31 @@ def test_sql_gives_the_same_state_as_python():
                    [tuple(r[f] for f in FIELDS) for r in GRID])
     got = [row[0] for row in db.execute("SELECT %s FROM r ORDER BY rowid" % path_state.sql(TARGET))]
     assert got == [path_state.state_of(r, TARGET) for r in GRID]
+    # the summary tables' encoding, with the flag the store fills them with
     summary = ("SELECT %s FROM (SELECT succeeded, IFNULL(path_mtu, -1) AS path_mtu, "
-               "IFNULL(reverse_path_mtu, -1) AS reverse_path_mtu, (IFNULL(pmtud, '') = 'blackhole' "
-               "OR IFNULL(reverse_pmtud, '') = 'blackhole' OR partial = 1) AS blackhole FROM r "
-               "ORDER BY rowid)" % path_state.sql(TARGET, null=-1, blackhole_flag="blackhole"))
+               "IFNULL(reverse_path_mtu, -1) AS reverse_path_mtu, %s AS blackhole FROM r "
+               "ORDER BY rowid)" % (path_state.sql(TARGET, null=-1, blackhole_flag="blackhole"),
+                                    path_state.sql_blackhole("r.")))
     assert [row[0] for row in db.execute(summary)] == got
+    flags = [row[0] for row in db.execute("SELECT %s FROM r ORDER BY rowid"
+                                          % path_state.sql_blackhole())]
+    assert flags == [int(path_state.is_blackhole(r)) for r in GRID]
+
+
+def test_the_sqlite_store_summarises_with_the_rule(tmp_path):
+    """The store's summary tables (filled by its trigger, with path_state.sql_blackhole) give
+    every grid row the state the Python rendering gives it."""
+    from jumbo.archive import open_store
+    store = open_store("sqlite:///%s" % (tmp_path / "s.db"))
+    records = [dict(row, id="grid-%d" % n, test_type="pmtu", source="s%d" % n, dest="d",
+                    ip_version=4, start="2026-01-01T00:00:00Z") for n, row in enumerate(GRID)]
+    assert store.put_many(records) == [None] * len(records)
+    store.close()
+    db = sqlite3.connect(str(tmp_path / "s.db"))
+    got = dict(db.execute("SELECT path, %s FROM pmtu_path_states"
+                          % path_state.sql(TARGET, null=-1, blackhole_flag="blackhole")))
+    assert got == {"s%d|d|4|pmtu" % n: path_state.state_of(row, TARGET)
+                   for n, row in enumerate(GRID)}
 
 
 def test_query_dsl_gives_the_same_state_as_python(opensearch_url):

@@ -1,7 +1,7 @@
 """jumbo-report must read every archive the jumbo archiver can write: the archiver's store
-takes a CA file, an API key and verify-ssl (jumbo.stores.archiver.store_options), so the
+takes a CA file, an API key and verify-ssl (jumbo.archive.archiver.store_options), so the
 report takes the same options and passes them to the same OpenSearch client
-(jumbo.stores.opensearch.OpenSearchStore).
+(jumbo.archive.opensearch.store.OpenSearchStore).
 
 The archive is a real OpenSearch; the HTTPS front end that checks the API key is the
 archiver tests' FrontProxy (a named mock: the integ-test OpenSearch has neither TLS nor the
@@ -15,7 +15,7 @@ import pytest
 from fixtures import samples
 from jumbo.report import cli
 from jumbo.report.errors import ReportError
-from jumbo.stores import open_store
+from jumbo.archive import open_store
 from opensearch_fixture import drop_prefix
 from test_archiver import FrontProxy, certificate  # noqa: F401 - certificate is a fixture pytest finds by name
 

@@ -9,7 +9,8 @@ import copy
 import jsonschema
 import pytest
 
-from jumbo import render, schema, spec as specs, validate
+from jumbo.test import render, spec as specs
+from jumbo.core import schema, validate
 
 
 # ------------------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ import uuid
 
 import pytest
 
-from jumbo import record as records
+from jumbo.archive import record as records
 from fixtures import samples
-from jumbo.stores import PermanentError, open_store
-from jumbo.stores import replay as replay_mod
+from jumbo.archive import PermanentError, open_store
+from jumbo.archive import replay as replay_mod
 from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -302,7 +302,7 @@ def test_opensearch_install_copies_records_of_the_earlier_layout(opensearch_url)
     documents (perfSONAR's streams too) and installed `jumbo_pscheduler_other` over them.
     `setup install` removes that template and copies the records into jumbo_history, once,
     reading but not changing the old documents."""
-    from jumbo.stores import setup
+    from jumbo.archive.opensearch import setup
     from perfsonar_shapes import logstash_document, perfsonar_template
     prefix = "m%s_" % uuid.uuid4().hex[:8]
     store = open_store("%s/?prefix=%s" % (opensearch_url, prefix))

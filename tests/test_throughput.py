@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from jumbo import throughput as tp
+from jumbo.tool import throughput as tp
 
 SPEC = {"dest": "dst", "throughput": {"duration": "PT2S", "omit": "PT0S", "rounds": 1}}
 
@@ -132,14 +132,14 @@ def test_iperf3_missing_is_a_clear_error(monkeypatch, tmp_path):
 
 def test_command_line_duration_and_port():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    out = subprocess.check_output([sys.executable, "-m", "jumbo.throughput", "duration",
+    out = subprocess.check_output([sys.executable, "-m", "jumbo.tool.throughput", "duration",
                                    "--spec", json.dumps(SPEC)], env=env,
                                   universal_newlines=True)
     assert json.loads(out) == {"duration": tp.duration(SPEC)}
-    out = subprocess.check_output([sys.executable, "-m", "jumbo.throughput", "port"], env=env,
+    out = subprocess.check_output([sys.executable, "-m", "jumbo.tool.throughput", "port"], env=env,
                                   universal_newlines=True)
     assert tp.PORT_RANGE[0] <= json.loads(out)["port"] <= tp.PORT_RANGE[1]
-    bad = subprocess.run([sys.executable, "-m", "jumbo.throughput", "duration", "--spec",
+    bad = subprocess.run([sys.executable, "-m", "jumbo.tool.throughput", "duration", "--spec",
                           json.dumps({"throughput": {"duration": "ten"}})], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True)

@@ -1,6 +1,6 @@
 """The throughput phase with real iperf3 on both ends of the namespace lab.
 
-The dest runs `python -m jumbo.throughput serve` and the source `... client`, both as the
+The dest runs `python -m jumbo.tool.throughput serve` and the source `... client`, both as the
 unprivileged user `jumbotest`, each inside its namespace. Runs are short (2 s, one round).
 Host links have segmentation offload off (the lab default), so per-packet cost dominates
 and jumbo frames must win on a clean jumbo path.
@@ -13,7 +13,7 @@ import time
 
 
 from lab_support import ROOT, needs_lab
-from jumbo import throughput as tp
+from jumbo.tool import throughput as tp
 
 PY = os.path.join(ROOT, ".venv", "bin", "python")
 
@@ -25,13 +25,13 @@ def _spec(**extra):
 
 
 def _start_server(lab, spec, port, deadline, version=4):
-    return lab.popen("dst", [PY, "-m", "jumbo.throughput", "serve", "--spec", json.dumps(spec),
+    return lab.popen("dst", [PY, "-m", "jumbo.tool.throughput", "serve", "--spec", json.dumps(spec),
                              "--port", str(port), "--deadline", str(deadline),
                              "--bind", lab.address("dst", version)], user="jumbotest")
 
 
 def _client_argv(lab, spec, port, deadline, path_mtu, version=4):
-    argv = [PY, "-m", "jumbo.throughput", "client", "--spec", json.dumps(spec),
+    argv = [PY, "-m", "jumbo.tool.throughput", "client", "--spec", json.dumps(spec),
             "--port", str(port), "--deadline", str(deadline), "--dest",
             lab.address("dst", version), "--ip-version", str(version)]
     if path_mtu:
@@ -54,7 +54,7 @@ def _phase(lab, spec, path_mtu, version=4):
 
 
 def _valid(result):
-    from jumbo import validate
+    from jumbo.core import validate
     ok, problem = validate.check_result({"schema": 1, "succeeded": True, "throughput": result})
     assert ok, problem
 

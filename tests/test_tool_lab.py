@@ -11,7 +11,8 @@ import pytest
 
 import harness
 from lab_support import needs_lab
-from jumbo import reflector, validate
+from jumbo.tool import reflector
+from jumbo.core import validate
 
 USER = "jumbotest"
 
@@ -149,7 +150,7 @@ def test_absent_dest_participant_leaves_the_forward_answer_intact(lab_factory):
 
 REFLECTOR_SCRIPT = """
 import json, sys, time
-from jumbo import reflector
+from jumbo.tool import reflector
 server = reflector.Reflector(%d, %r, (4,)).open()
 print("ready", flush=True)
 print(json.dumps(server.serve(time.monotonic() + %f)), flush=True)
@@ -158,7 +159,7 @@ print(json.dumps(server.serve(time.monotonic() + %f)), flush=True)
 
 PROBER_SCRIPT = """
 import json, socket, time
-from jumbo import reflector
+from jumbo.tool import reflector
 
 
 def ask(key, kind, size, total, seq):

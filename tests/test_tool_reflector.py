@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from jumbo import reflector
+from jumbo.tool import reflector, reverse
 
 
 def test_messages_are_authenticated_in_both_directions():
@@ -44,11 +44,11 @@ def test_token_bucket_limits_bursts_and_refills():
 
 
 def test_spread_gives_distinct_sizes_strictly_inside():
-    sizes = reflector._spread(1500, 8951, 23)
+    sizes = reverse._spread(1500, 8951, 23)
     assert len(sizes) == 23 and sizes == sorted(set(sizes))
     assert 1500 < sizes[0] and sizes[-1] < 8951
-    assert reflector._spread(10, 13, 23) == [11, 12]
-    assert reflector._spread(10, 11, 23) == []
+    assert reverse._spread(10, 13, 23) == [11, 12]
+    assert reverse._spread(10, 11, 23) == []
 
 
 def _free_udp_port():
@@ -66,7 +66,7 @@ def test_search_over_loopback_and_the_dest_report():
     thread = threading.Thread(target=server.serve, args=(time.monotonic() + 10,))
     thread.start()
     try:
-        answer = reflector.measure_reverse("127.0.0.1", port, token, 4, max_size=9000,
+        answer = reverse.measure_reverse("127.0.0.1", port, token, 4, max_size=9000,
                                            timeout=0.5)
     finally:
         thread.join(12)
@@ -86,7 +86,7 @@ def test_a_wrong_token_gets_no_answer_and_the_search_says_why():
     thread = threading.Thread(target=server.serve, args=(time.monotonic() + 6,))
     thread.start()
     try:
-        answer = reflector.measure_reverse("127.0.0.1", port, reflector.new_token(), 4,
+        answer = reverse.measure_reverse("127.0.0.1", port, reflector.new_token(), 4,
                                            timeout=0.5, deadline=time.monotonic() + 5)
     finally:
         server.done.set()
@@ -113,9 +113,9 @@ def test_the_budget_covers_the_slowest_search():
     """BUDGET_ROUNDS rounds at a 300 ms round trip (each waits 1.5 round trips after its last
     request), the greeting and the STATUS exchange; a `timeout` shorter than that wait caps
     every round, and the bound with it."""
-    budget = reflector.max_duration({"timeout": "PT1S"})
-    wait = reflector._round_wait(1.0, reflector.WORST_RTT)
-    assert wait >= reflector.ROUND_WAIT_RTTS * 0.3
-    assert budget >= reflector.HELLO_BUDGET + reflector.BUDGET_ROUNDS * wait + 2 * wait
+    budget = reverse.max_duration({"timeout": "PT1S"})
+    wait = reverse._round_wait(1.0, reverse.WORST_RTT)
+    assert wait >= reverse.ROUND_WAIT_RTTS * 0.3
+    assert budget >= reverse.HELLO_BUDGET + reverse.BUDGET_ROUNDS * wait + 2 * wait
     assert budget <= 6.0
-    assert reflector.max_duration({"timeout": "PT0.2S"}) < budget
+    assert reverse.max_duration({"timeout": "PT0.2S"}) < budget

@@ -1,6 +1,7 @@
-"""jumbo.result: the test result assembled on the source and merged on the lead."""
+"""jumbo.tool.result: the test result assembled on the source and merged on the lead."""
 
-from jumbo import result, validate
+from jumbo.tool import result
+from jumbo.core import validate
 
 SPEC = {"schema": 1, "dest": "198.18.0.2", "reverse": True}
 FORWARD = {"path-mtu": 8950, "local-mtu": 9000, "pmtud": "blackhole", "method": "udp",

@@ -1,4 +1,4 @@
-"""jumbo.units and jumbo.mtu: one parser each, and every module reads a duration, a
+"""jumbo.core.units and jumbo.core.mtu: one parser each, and every module reads a duration, a
 timestamp and an MTU constant through them (issue 15: `P1W` was 604800 in the spec and None
 in the record, while the archiver's pattern accepted it)."""
 
@@ -8,9 +8,11 @@ import re
 import jsonschema
 import pytest
 
-from jumbo import mtu, record, runner, schema, units
-from jumbo import throughput as tp
-from jumbo.stores import archiver
+from jumbo.core import mtu, schema, units
+from jumbo.archive import record
+from jumbo.tool import runner
+from jumbo.tool import throughput as tp
+from jumbo.archive import archiver
 
 
 @pytest.mark.parametrize("text,seconds", [

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from jumbo import record as records
+from jumbo.archive import record as records
 from real_pscheduler import ADDR, ADDR6, NETNS, run_urls
 
 DEST4, DEST6 = ADDR["b"], ADDR6["b"]
@@ -131,7 +131,7 @@ def measured(nodes, tasks, name, args):
 
 
 def stored(sqlite_url, run_url):
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     deadline = time.monotonic() + 60
     store = open_store(sqlite_url)
     try:

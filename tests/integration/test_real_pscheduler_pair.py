@@ -10,7 +10,7 @@ import json
 import os
 import time
 
-from jumbo import record as records
+from jumbo.archive import record as records
 from real_pscheduler import ADDR, run_urls
 
 DEST4 = ADDR["b"]
@@ -54,7 +54,7 @@ def test_jumbo_throughput_runs_end_to_end_and_is_archived(nodes):
     assert task["detail"]["exclusive"] is True, task["detail"]
     assert time.monotonic() - started < 240
     # archived: the adoption record of this run, with its gain
-    from jumbo.stores import open_store
+    from jumbo.archive import open_store
     store = open_store(url)
     try:
         deadline = time.monotonic() + 60

@@ -41,7 +41,7 @@ def _split(argv):
 
 def text(result):
     """Verdict first (the very line `pscheduler task pmtu` prints), then the details."""
-    from ..render import verdict
+    from ..test.render import verdict
     lines = [verdict(result)]
     lines.append("Dest %s, target MTU %s, PMTUD %s" % (
         result.get("dest-ip"), result.get("target-mtu"), result.get("pmtud")))
@@ -73,7 +73,7 @@ def main(argv=None):
         print("Measures the exact path MTU to DEST, PMTUD health and black holes.")
         return 0
     rest, want_json = _split(argv)
-    from ..spec import cli_to_spec, CliError
+    from ..test.spec import cli_to_spec, CliError
     if "--dest" not in rest:
         sys.stderr.write("%s\njumbocheck: DEST is required\n" % USAGE)
         return 2

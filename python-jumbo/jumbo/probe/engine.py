@@ -50,7 +50,7 @@ SCAN_SECONDS = SCAN_ROUNDS * WAIT_RTTS * WORST_RTT
 def _timeout_seconds(spec):
     value = spec.get("timeout", "PT1S")
     try:
-        from ..spec import duration_seconds
+        from ..test.spec import duration_seconds
     except ImportError:  # pragma: no cover - spec.py always ships with the library
         duration_seconds = None
     if duration_seconds is not None:
@@ -634,7 +634,7 @@ class Engine(object):
         diag): the run then probes single-ended (echo, UDP)."""
         if not self.reflector:
             return None
-        from .. import reflector as refl
+        from ..tool import forward as refl
         try:
             forward = refl.ForwardTransport(self.dest_ip, self.version,
                                             int(self.reflector["port"]),

@@ -15,7 +15,7 @@ from .errors import NoData, ReportError, StoreDown  # noqa: F401 - re-exported f
 def build_report(store_url, **options):
     """The report dict for the store at `store_url` (options: see model.Options)."""
     from . import model
-    from .queries import open_queries
+    from ..archive.queries import open_queries
     queries = open_queries(store_url)
     try:
         return model.build(queries, model.Options(**options))

@@ -13,11 +13,11 @@ import argparse
 import os
 import sys
 
-from ..mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
+from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError
 from .inputs import parse_date, read_sites, read_volumes
-from .queries import open_queries
+from ..archive.queries import open_queries
 
 FORMATS = ("text", "json", "csv", "html")
 
@@ -57,7 +57,7 @@ def parser():
 
 
 def store_options(args):
-    """The OpenSearch client options (jumbo.stores.opensearch.OpenSearchStore.from_url) from
+    """The OpenSearch client options (jumbo.archive.opensearch.store.OpenSearchStore.from_url) from
     the command line, checked: the files exist and are read, and only an https store takes them."""
     options = {}
     if args.ca_file is not None:

@@ -3,7 +3,7 @@ so it opens offline and can be mailed around."""
 
 from html import escape
 
-from ..mtu import STANDARD_MTU
+from ..core.mtu import STANDARD_MTU
 from .render import pct
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"

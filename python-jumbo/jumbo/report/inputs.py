@@ -6,7 +6,7 @@ import io
 import json
 import os
 
-from ..units import parse_time
+from ..core.units import parse_time
 from .errors import ReportError
 
 
@@ -85,7 +85,7 @@ def parse_date(text, end=False):
             value += datetime.timedelta(days=1)
     except ValueError:
         try:
-            # An ISO time: read as every timestamp of the suite is (jumbo.units).
+            # An ISO time: read as every timestamp of the suite is (jumbo.core.units).
             value = parse_time(text)
         except ValueError:
             raise ReportError("unreadable date %r (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)" % text)

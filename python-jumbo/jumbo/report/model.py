@@ -7,26 +7,28 @@ Three numbers are kept apart on purpose:
               path's own latest result) with no black hole (full or per-flow) either way
   used        the capable share weighted by the traffic the user says flows between the sites
               (volume matrix CSV); the WLCG DC26/DC28 targets are about this one
+
+_build (over 60 lines) assembles the report dict section by section from the store's answers,
+which run in parallel and are collected in the order the report shows them; _sites (over 60)
+is one pass over the paths per site (configured hosts, capable paths, the traffic they unlock)
+whose counters feed the ranking at its end. The gains (gains.py) and the culprit hops
+(culprits.py) are their own modules.
 """
 
-import bisect
 import collections
 import datetime
 import gc
-import json
 from concurrent.futures import ThreadPoolExecutor
-import math
-import statistics
 
-from ..mtu import STANDARD_MTU, mss_for
-from ..units import parse_time
+from ..core.units import parse_time
+from .culprits import shared_culprits
 from .errors import NoData, ReportError
-from .path_state import is_blackhole, state_of
-from .queries import Window
+from .gains import gain_tables
+from ..archive.path_state import is_blackhole, state_of
+from ..archive.queries import Window
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
 NO_SITE = "(no site)"
-MATHIS_C = math.sqrt(1.5)
 
 
 class Options(object):
@@ -91,13 +93,6 @@ def _interval(window, first, last):
         return "day" if (b - a).days <= 62 else "week"
     except ValueError:
         return "day"
-
-
-def mathis(mss, rtt, loss):
-    """Mathis et al. ceiling (bit/s) of one TCP stream; None when there is no loss to limit it."""
-    if not rtt or rtt <= 0 or loss is None or loss <= 0:
-        return None
-    return mss * 8.0 / rtt * MATHIS_C / math.sqrt(loss)
 
 
 def build(queries, opts):
@@ -276,7 +271,7 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     }
 
     # -- localisation ---------------------------------------------------------------------
-    report["culprits"], report["host_limited"] = _culprits(paths, target, opts.culprit_min)
+    report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min)
 
     # -- trend ----------------------------------------------------------------------------
     trend, ch = f_hist.result()
@@ -287,8 +282,8 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
 
     # -- gains ----------------------------------------------------------------------------
     measured, latency = f_gain.result()
-    report["gains"], report["expected_gains"] = _gains(measured, latency, paths, target,
-                                                       opts.link_speed, opts.limit)
+    report["gains"], report["expected_gains"] = gain_tables(measured, latency, paths, target,
+                                                            opts.link_speed, opts.limit)
 
     # -- changes --------------------------------------------------------------------------
     report["changes"] = ch["changes"]
@@ -407,129 +402,3 @@ def _sites(paths, host_mtu, site_names, target, traffic, n_paths, volumes=None, 
     for rank, s in enumerate(out, 1):
         s["rank"] = rank
     return out
-
-
-def _hops(hops):
-    """[(ttl, ip, mtu)] from JSON text, a list of hop objects, or already tuples."""
-    if isinstance(hops, str):
-        try:
-            hops = json.loads(hops)
-        except ValueError:
-            return []
-    out = []
-    for h in hops or []:
-        if isinstance(h, dict):
-            out.append((h.get("ttl"), h.get("ip"), h.get("mtu")))
-        elif isinstance(h, (tuple, list)) and len(h) == 3:
-            out.append(tuple(h))
-    return out
-
-
-def _culprits(paths, target, minimum):
-    """Hops shared by several failing paths: where the size drops or big packets vanish."""
-    hops = {}
-    host_limited = 0
-    for p in paths:
-        if p.capable or not p.succeeded and not p.blackhole:
-            continue
-        row = p.row
-        if p.local_mtu is not None and p.local_mtu < target and not p.blackhole:
-            host_limited += 1   # the source host itself is not configured: not a network hop
-            continue
-        culprit = None
-        kind = None
-        if p.blackhole and row.blackhole_ip:
-            culprit, kind, mtu = row.blackhole_ip, "blackhole", None
-        elif "out" in p.failing:
-            hops_list = _hops(row.hops)
-            for _ttl, ip, hmtu in hops_list:
-                if hmtu is not None and hmtu < target and ip not in (None, row.source_ip, row.dest_ip):
-                    culprit, kind, mtu = ip, "mtu", hmtu
-                    break
-            if culprit is None:
-                dest_limited = any(ip == row.dest_ip and hmtu is not None and hmtu < target
-                                   for _ttl, ip, hmtu in hops_list)
-                if dest_limited:
-                    host_limited += 1
-        if culprit is None:
-            continue
-        entry = hops.setdefault(culprit, {"hop_ip": culprit, "paths": 0, "blackholes": 0,
-                                          "mtu": None, "sites": set(), "examples": []})
-        entry["paths"] += 1
-        if kind == "blackhole":
-            entry["blackholes"] += 1
-        elif mtu is not None:
-            entry["mtu"] = mtu if entry["mtu"] is None else min(entry["mtu"], mtu)
-        entry["sites"].update((p.source_site, p.dest_site))
-        if len(entry["examples"]) < 3:
-            entry["examples"].append("%s -> %s" % (p.source, p.dest))
-    out = []
-    for e in hops.values():
-        if e["paths"] >= minimum:
-            e["sites"] = sorted(e["sites"])
-            out.append(e)
-    out.sort(key=lambda e: (-e["paths"], e["hop_ip"]))
-    return out, host_limited
-
-
-def _quantiles(values):
-    if not values:
-        return None
-    values = sorted(values)
-    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
-    return {"count": len(values), "min": values[0], "p25": q[0], "median": q[1], "p75": q[2],
-            "max": values[-1], "mean": sum(values) / len(values)}
-
-
-GAIN_EDGES = (1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)
-
-
-def histogram(values, edges=GAIN_EDGES):
-    """Counts per bin [edge_i, edge_i+1) with an open last bin; values below the first edge
-    count in the first bin."""
-    counts = [0] * len(edges)
-    for v in values:
-        counts[max(0, bisect.bisect_right(edges, v) - 1)] += 1
-    return [{"from": edges[i], "to": edges[i + 1] if i + 1 < len(edges) else None, "count": c}
-            for i, c in enumerate(counts)]
-
-
-def _gains(measured, latency_rows, paths, target, link_speed, limit):
-    measured.sort(key=lambda g: (g["source"], g["dest"]))
-    measured_keys = set((g["source"], g["dest"]) for g in measured)
-    gains = {"paths": len(measured), "summary": _quantiles([g["gain"] for g in measured]),
-             "histogram": histogram([g["gain"] for g in measured]), "items": measured[:limit]}
-    latency = {}
-    for lat in latency_rows:    # (source, dest, source_ip, dest_ip, rtt, loss, samples)
-        if lat[4] is None:
-            continue
-        if lat[0] and lat[1]:
-            latency[(lat[0], lat[1])] = lat
-        if lat[2] and lat[3]:
-            latency.setdefault(("ip", lat[2], lat[3]), lat)
-    items = []
-    values = []
-    for p in paths:
-        if (p.source, p.dest) in measured_keys:
-            continue
-        row = p.row
-        lat = latency.get((p.source, p.dest)) or latency.get(("ip", row.source_ip, row.dest_ip))
-        if lat is None:
-            continue
-        ipv = p.ip_version or 4
-        rtt, loss = lat[4], lat[5] or 0.0
-        std = mathis(mss_for(STANDARD_MTU, ipv), rtt, loss)
-        jum = mathis(mss_for(target, ipv), rtt, loss)
-        cap_std = min(std, link_speed) if std is not None else link_speed
-        cap_jum = min(jum, link_speed) if jum is not None else link_speed
-        gain = cap_jum / cap_std
-        values.append(gain)
-        items.append((-gain, p.source, p.dest, ipv, rtt, loss, std, jum, p.capable))
-    items.sort(key=lambda t: t[:3])
-    items = [{"source": t[1], "dest": t[2], "ip_version": t[3], "rtt": t[4], "loss": t[5],
-              "mathis_standard": t[6], "mathis_jumbo": t[7], "expected_gain": -t[0],
-              "capable": t[8]} for t in items[:limit]]
-    expected = {"paths": len(values), "link_speed": link_speed,
-                "summary": _quantiles(values),
-                "histogram": histogram(values), "items": items}
-    return gains, expected

@@ -47,14 +47,17 @@ Fields (None where the test cannot tell):
                   the jumbo legs (as the kernel sent them when the wire showed it)
   rtt             seconds. latency/latencybg: 2 x median one-way delay; rtt: mean round trip
   loss            fraction. latency/latencybg: packets-lost / packets-sent; rtt: loss
+
+Size: over 400 lines: one mapping per archived test type (pmtu, jumbo-throughput,
+trace, throughput, latency, rtt) into the one flat record, kept beside the record's field list.
 """
 
 import hashlib
 import json
 import re
 
-from . import units
-from .mtu import DEFAULT_TARGET_MTU, STANDARD_MTU
+from ..core import units
+from ..core.mtu import DEFAULT_TARGET_MTU, STANDARD_MTU
 
 FIELDS = (
     "id", "run_href", "task_href", "test_type", "tool", "start",
@@ -98,7 +101,7 @@ def parse_time(text):
 
 
 def iso_utc(value):
-    """Canonical text of a UTC instant (jumbo.units.iso_utc); BadRecord if unreadable."""
+    """Canonical text of a UTC instant (jumbo.core.units.iso_utc); BadRecord if unreadable."""
     try:
         return units.iso_utc(value)
     except ValueError:
@@ -110,7 +113,7 @@ def epoch_ms(value):
 
 
 def duration_seconds(value):
-    """Seconds of an ISO 8601 duration (jumbo.units) or of a plain number; None otherwise."""
+    """Seconds of an ISO 8601 duration (jumbo.core.units) or of a plain number; None otherwise."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return units.duration_seconds_or_none(value)

@@ -1,8 +1,8 @@
 """One-time set-up of an OpenSearch archive for the jumbo archiver, and its check.
 
-    python3 -m jumbo.stores.setup install --url https://ADMIN:PW@archive:9200
-    python3 -m jumbo.stores.setup check   --url https://WRITER:PW@archive:9200
-    python3 -m jumbo.stores.setup role    # the writer role (body of
+    python3 -m jumbo.archive.opensearch.setup install --url https://ADMIN:PW@archive:9200
+    python3 -m jumbo.archive.opensearch.setup check   --url https://WRITER:PW@archive:9200
+    python3 -m jumbo.archive.opensearch.setup role    # the writer role (body of
                                           # PUT _plugins/_security/api/roles/jumbo_writer)
 
 `install` (an admin, once, and after an upgrade that changes TEMPLATE_VERSION):
@@ -23,6 +23,9 @@ streams and jumbo_*: `create_index`, `indices:admin/data_stream/create`,
 owned stream and index is in place with the current mapping, and how many runs were
 rejected (jumbo_rejected). Exit 0 when ready, 1 when not (with what to do), 2 when the
 archive cannot be reached or the arguments are wrong.
+
+Size: install is over 60 lines: its steps (legacy templates out, templates, streams,
+indices, rollover) must run in this order, each with its own error, and read best in order.
 """
 
 import argparse
@@ -30,10 +33,10 @@ import json
 import os
 import sys
 
-from . import PermanentError, StoreError
-from .opensearch import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LEGACY_TEMPLATES,
-                         MANAGED_BY, OWNED_TEST_TYPES, SETUP_COMMAND, TEMPLATE_VERSION,
-                         OpenSearchStore)
+from .. import PermanentError, StoreError
+from .store import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LEGACY_TEMPLATES,
+                    MANAGED_BY, OWNED_TEST_TYPES, SETUP_COMMAND, TEMPLATE_VERSION,
+                    OpenSearchStore)
 
 WRITER_ROLE = "jumbo_writer"
 
@@ -120,7 +123,7 @@ def describe(store, found):
     lines.extend("  %s: %s (%s)" % (name, detail, what) for what, name, detail in found)
     if any(what == "privilege" for what, _, _ in found):
         lines.append("The archive user lacks privileges: give it the role `%s` "
-                     "(python3 -m jumbo.stores.setup role prints it)." % WRITER_ROLE)
+                     "(python3 -m jumbo.archive.opensearch.setup role prints it)." % WRITER_ROLE)
     lines.append("An admin runs once: %s" % SETUP_COMMAND)
     lines.append("Check with: %s" % CHECK_COMMAND)
     return "\n".join(lines)
@@ -182,7 +185,7 @@ def install(store):
             continue
         store._check(status, parsed, "reading mapping of %s" % index)
         if not _meta_current((parsed or {}).get(index, {}).get("mappings")):
-            from .opensearch import INDEX_MAPPINGS
+            from .store import INDEX_MAPPINGS
             mapping = INDEX_MAPPINGS[base]
             status, parsed = store.request("PUT", "/%s/_mapping" % index,
                                            {"_meta": mapping["_meta"],
@@ -250,7 +253,7 @@ def _open(args):
         if password is None:
             raise ValueError("--user needs --password-file or JUMBO_OPENSEARCH_PASSWORD")
         auth = (args.user, password)
-    from . import check_url
+    from .. import check_url
     if check_url(args.url).scheme == "sqlite":
         raise ValueError("set-up concerns an OpenSearch archive, not %s" % args.url)
     return OpenSearchStore.from_url(args.url, auth=auth, verify_ssl=not args.insecure,
@@ -261,7 +264,7 @@ def _open(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python3 -m jumbo.stores.setup",
+        prog="python3 -m jumbo.archive.opensearch.setup",
         description="Set up (install) or check an OpenSearch archive for the jumbo archiver.")
     parser.add_argument("action", choices=("install", "check", "role"))
     parser.add_argument("--url", help="http(s)://[user:pass@]HOST[:PORT][/base-path]")
@@ -302,7 +305,7 @@ def main(argv=None):
     except PermanentError as err:
         print("jumbo setup: %s" % err, file=sys.stderr)
         if args.action == "install":
-            print("install needs an admin user (see: python3 -m jumbo.stores.setup --help)",
+            print("install needs an admin user (see: python3 -m jumbo.archive.opensearch.setup --help)",
                   file=sys.stderr)
         return 1
     except StoreError as err:

@@ -34,6 +34,11 @@ credentials, TLS verification, mapping conflict: the error names the run and the
 field, malformed record, unknown test type, invalid data) {"succeeded": false,
 "error": ...} without `retry`. A failure to update the latest-per-path index never
 fails a run whose history was stored.
+
+Size: over 400 lines, with serve over 60: the archive data's schema, its checks and the
+long-lived stream that uses them are one contract with pScheduler's archiver daemon; serve is
+the stream's one loop (read, batch, store, answer, retry) kept whole so its flushing and
+retry order can be read at once.
 """
 
 import gc
@@ -47,7 +52,7 @@ from json.decoder import scanstring
 
 from . import (PermanentError, StoreError, TransientError, check_url, default_url,
                open_store)
-from ..units import FIXED_DURATION_PATTERN, duration_seconds_or_none
+from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 
 DEFAULT_RETRY_POLICY = [
     {"attempts": 5, "wait": "PT1M"},
@@ -140,7 +145,7 @@ def check_data(data):
         data = {}
     if not _plain(data):
         # jsonschema (and its ~70 ms import) only for data beyond a plain store URL.
-        from .. import validate
+        from ..core import validate
         try:
             version = validate.schema_version(data, MAX_DATA_SCHEMA, "archiver data")
         except ValueError as err:

@@ -2,14 +2,15 @@
 
 It runs two tests (a tool may serve several): `pmtu` (background: forward, reverse, hops,
 flows; no bulk traffic) and `jumbo-throughput` (exclusive: the path MTU with one flow, then
-the paired 1500/9000 iperf3 legs; jumbo.pair). A jumbo-throughput spec is turned into the
-tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.pair.internal_spec), so
-both tests share one run path below; only the result differs (jumbo.pair.assemble).
+the paired 1500/9000 iperf3 legs; jumbo.test.pair). A jumbo-throughput spec is turned into the
+tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.test.pair.internal_spec), so
+both tests share one run path below; only the result differs (jumbo.test.pair.assemble).
 
 Participants (from the test's `participants`):
   p0 = the source = the lead: probes the forward path (jumbo.probe; through p1's reflector
        when p1 takes part, which spends no ICMP budget on the dest), measures the reverse path
-       against p1's reflector (jumbo.reflector) and runs the iperf3 clients (jumbo.throughput);
+       against p1's reflector (jumbo.tool.reverse) and runs the iperf3 clients
+       (jumbo.tool.throughput);
   p1 = the dest, present only when the spec asks for `reverse` or `throughput`: runs the
        reflector (UDP) and, for the throughput phase, one `iperf3 -s` for this run's legs.
 
@@ -27,17 +28,21 @@ Time budget (`duration`, a pure function of the spec, rounded up to whole second
   START_WAIT (clock skew between the nodes, p1 start-up)
   + jumbo.probe.max_duration(spec)                  forward phase (jumbo-throughput: at
                                                     most PATH_MTU_BUDGET, enforced)
-  + jumbo.reflector.max_duration(spec)              reverse phase, when `reverse`
-  + jumbo.throughput.duration(spec)                 throughput phase, when `throughput`
+  + jumbo.tool.reverse.max_duration(spec)           reverse phase, when `reverse`
+  + jumbo.tool.throughput.duration(spec)            throughput phase, when `throughput`
   + STATUS_BUDGET + TEARDOWN
   Every phase runs against a hard deadline derived from schedule.start + the slot, and a
   last-resort alarm turns an overrun into a clean `succeeded: false` line before the runner's
   kill (slot end + 1 s).
 
 Output of `run`: exactly one JSON line {"succeeded", "result", "error", "diags"}.
-  p0's `result` is already the test's result object (jumbo.result.assemble); p1's is
+  p0's `result` is already the test's result object (jumbo.tool.result.assemble); p1's is
   {"role": "dest", "reflector": {...}, "throughput-server": {...}|null}. `merged-results`
-  (jumbo.result.merge) folds p1's view into p0's.
+  (jumbo.tool.result.merge) folds p1's view into p0's.
+
+Size: over 400 lines, with _run_source over 60: the run's timeline (slot, phases, alarms,
+budget) is one state machine; _run_source is its source-side sequence (forward, reverse, legs,
+goodbye) with each phase's failure handled where it happens, which reads best in order.
 """
 
 import math
@@ -46,13 +51,13 @@ import signal
 import threading
 import time
 
-from . import pair as pairs
-from . import reflector
+from ..test import pair as pairs
+from . import reflector, reverse as reverse_search
 from . import result as results
-from . import spec as specs
-from . import terminate
-from . import units
-from .resolve import ResolveError, resolve
+from ..test import spec as specs
+from ..protocol import terminate
+from ..core import units
+from ..core.resolve import ResolveError, resolve
 
 TOOL = "jumbocheck"
 PROTOCOL = 1
@@ -148,11 +153,11 @@ def can_run(test):
 def phase_budget(spec):
     """Seconds per phase for a spec: {"start", "forward", "reverse", "throughput", "end"}."""
     full = specs.with_defaults(spec)
-    from . import probe  # imported when needed: the plugin methods that never probe stay quick
+    from .. import probe  # imported when needed: the plugin methods that never probe stay quick
     forward = float(probe.max_duration(full))
     if is_pair_run(full):
         forward = min(forward, PATH_MTU_BUDGET)
-    reverse = reflector.max_duration(full) if full.get("reverse") else 0.0
+    reverse = reverse_search.max_duration(full) if full.get("reverse") else 0.0
     throughput = 0.0
     if full.get("throughput") is not None:
         throughput = float(_throughput_module().duration(full))
@@ -254,7 +259,7 @@ def _sleep_until(moment):
         time.sleep(min(remaining, 1.0))
 
 
-def _failure(error, diags=""):
+def failure(error, diags=""):
     return {"schema": SCHEMA, "succeeded": False, "result": None, "error": error,
             "diags": diags}
 
@@ -264,9 +269,9 @@ def run_participant(run_input):
     try:
         run = _Run(run_input)
     except ValueError as err:
-        return _failure(str(err), "the run input was rejected before measuring")
+        return failure(str(err), "the run input was rejected before measuring")
     except Exception as err:  # noqa: BLE001 - never a traceback
-        return _failure("cannot read the run input: %s: %s" % (type(err).__name__, err))
+        return failure("cannot read the run input: %s: %s" % (type(err).__name__, err))
     alarm = _arm_alarm(run.end - SLOT_ALARM_MARGIN)
     try:
         if terminate.received():
@@ -275,15 +280,15 @@ def run_participant(run_input):
             return _run_dest(run)
         return _run_source(run)
     except _Deadline:
-        return _failure("the run reached the end of its time slot and was stopped",
+        return failure("the run reached the end of its time slot and was stopped",
                         "phase budget: %s" % _budget_text(run.budget))
     except _Terminated:
-        return _failure("the run was terminated (SIGTERM) before it finished",
+        return failure("the run was terminated (SIGTERM) before it finished",
                         "phase budget: %s" % _budget_text(run.budget))
     except RunError as err:
-        return _failure(str(err))
+        return failure(str(err))
     except Exception as err:  # noqa: BLE001 - never a traceback
-        return _failure("%s: %s" % (type(err).__name__, err), "unexpected failure in run")
+        return failure("%s: %s" % (type(err).__name__, err), "unexpected failure in run")
     finally:
         _disarm_alarm(alarm)
 
@@ -386,7 +391,7 @@ def _forward(run, peer=None):
     within jumbo.probe.max_duration(spec), which the slot includes. With the dest's
     participant data (`peer`), forward probes go through its reflector (no ICMP budget
     spent on the dest; the engine falls back to echo / UDP if it does not answer)."""
-    from . import probe
+    from .. import probe
     spec = dict(run.full)
     via = None
     if peer is not None and isinstance(peer.get("reflector-port"), int) \
@@ -464,11 +469,9 @@ def _run_source(run):
                                   % (type(err).__name__, err)}
             if not run.full.get("reverse") and isinstance(peer.get("reflector-port"), int):
                 # Tell p1's reflector we are done (its STATUS answer carries its report).
-                goodbye = reflector.say_goodbye(dest_ip, peer.get("reflector-port"),
-                                                peer.get("_token") or "0" * 32, version,
-                                                time.monotonic() + min(
-                                                    STATUS_BUDGET, max(0.0, run.end - time.time()
-                                                                       - 1.0)))
+                goodbye = reverse_search.say_goodbye(
+                    dest_ip, peer.get("reflector-port"), peer.get("_token") or "0" * 32, version,
+                    time.monotonic() + min(STATUS_BUDGET, max(0.0, run.end - time.time() - 1.0)))
                 if goodbye is None:
                     diags.append("the dest's reflector did not answer the final STATUS")
         elif run.full.get("reverse"):
@@ -531,12 +534,11 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
                                                - run.budget["throughput"]))
     timeout = units.duration_seconds(run.full.get("timeout") or "PT1S")
     try:
-        return reflector.measure_reverse(dest_ip, port, token, version, forward_mtu=path_mtu,
-                                         min_size=run.full.get("min-mtu"),
-                                         max_size=run.full.get("max-mtu"),
-                                         timeout=timeout, deadline=deadline,
-                                         flows=run.full.get("flows") or 1,
-                                         source=_source_address(run.full, version))
+        return reverse_search.measure_reverse(
+            dest_ip, port, token, version, forward_mtu=path_mtu,
+            min_size=run.full.get("min-mtu"), max_size=run.full.get("max-mtu"),
+            timeout=timeout, deadline=deadline, flows=run.full.get("flows") or 1,
+            source=_source_address(run.full, version))
     except ValueError as err:
         return {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "error": str(err)}
 
@@ -561,24 +563,3 @@ def _throughput(run, peer, dest_ip, version, forward, path_mtu):
     local_mtu = forward.get("local-mtu") if forward else None
     return _throughput_module().run_legs(run.full, dest_ip, port, path_mtu, version,
                                          deadline=deadline, local_mtu=local_mtu)
-
-
-# ----------------------------------------------------------------------------------------------
-# Method entry points (text in, object out) used by the executables
-
-def can_run_text(text):
-    try:
-        from .plugin import loads
-        test = loads(text)
-    except ValueError as err:
-        return {"can-run": False, "reasons": [str(err)]}
-    return can_run(test)
-
-
-def run_text(text):
-    try:
-        from .plugin import loads
-        run_input = loads(text)
-    except ValueError as err:
-        return _failure(str(err), "the run input was not JSON")
-    return run_participant(run_input)

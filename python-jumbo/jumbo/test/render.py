@@ -8,12 +8,16 @@ In HTML every value is escaped, whatever its origin.
     result_text(spec, result) / result_html(spec, result)
     spec_text(spec) / spec_html(spec)
     verdict(result) -> the one-line verdict
+
+Size: verdict is over 60 lines: one verdict line per result shape (black hole either way,
+per flow, jumbo, standard, failed), in order of precedence, so that the precedence is read
+top to bottom (jumbocheck prints the same line).
 """
 
 import html
 
 from . import spec as specs
-from . import units
+from ..core import units
 
 
 def strip_private(value):
@@ -246,7 +250,7 @@ def _tables(result):
 
 
 def _ceiling(size):
-    """The bit rate of one size's Mathis entry: jumbo.throughput.mathis() gives an object
+    """The bit rate of one size's Mathis entry: jumbo.tool.throughput.mathis() gives an object
     ({"ceiling": bit/s, "mss", "rtt", "loss", ...}) or null; a bare number is taken as is."""
     if isinstance(size, dict):
         return size.get("ceiling")
@@ -369,50 +373,3 @@ def result_html(spec, result):
 def spec_html(spec):
     spec = strip_private(_obj(spec))
     return _html_pairs(_spec_pairs(spec)) + "\n"
-
-
-# ------------------------------------------------------------------------------------------
-# The result-format and spec-format methods
-
-MIME_TYPES = ("text/plain", "text/html")
-
-
-def _mime(argv):
-    mime = argv[0] if argv else "text/plain"
-    if mime not in MIME_TYPES:
-        raise ValueError("Unsupported format %r (use text/plain or text/html)" % mime)
-    return mime
-
-
-def result_format(text, argv=()):
-    """result-format: stdin text {"spec", "result"} and argv [MIME] -> the formatted text.
-    Raises ValueError (message for stderr, exit 1) on bad input."""
-    from .plugin import loads
-    from . import validate as validation
-    mime = _mime(list(argv))
-    document = loads(text)
-    if not isinstance(document, dict) or "result" not in document:
-        raise ValueError("Expected a JSON object with 'spec' and 'result'")
-    result = document["result"]
-    if not isinstance(result, dict):
-        raise ValueError("At /result: the result must be a JSON object")
-    checked = dict(result)
-    checked.setdefault("schema", 1)
-    valid, error = validation.check_result(checked)
-    if not valid:
-        raise ValueError("Invalid result: %s" % error)
-    spec = document.get("spec")
-    spec = spec if isinstance(spec, dict) else {}
-    if mime == "text/html":
-        return result_html(spec, result)
-    return result_text(spec, result)
-
-
-def spec_format(text, argv=()):
-    """spec-format: stdin text (the spec) and argv [MIME] -> the formatted spec."""
-    from .plugin import loads
-    mime = _mime(list(argv))
-    spec = specs.require_valid(loads(text))
-    if mime == "text/html":
-        return spec_html(spec)
-    return spec_text(spec)

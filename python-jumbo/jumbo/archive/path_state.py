@@ -3,10 +3,12 @@
 RULE is a table: the first state whose conditions hold is the result's state. It is
 rendered, from this one definition, to
   state_of(result, target)      Python, over a dict or a Latest-like object
-  sql(target, ...)              an SQL CASE expression (queries_sqlite; also over the
+  sql(target, ...)              an SQL CASE expression (sqlite/reader.py; also over the
                                 store's summary tables, where NULL is stored as -1 and the
                                 black-hole conditions as one flag)
-  filters(target, prefix)       OpenSearch query clauses, one per state (queries_opensearch)
+  sql_blackhole(qualifier)      that flag: the black-hole conditions as one SQL 0/1 (the
+                                summary tables of sqlite/store.py are filled with it)
+  filters(target, prefix)       OpenSearch query clauses, one per state (opensearch/reader.py)
 so the trend, the changes and the latest results can never disagree on what a state means.
 
 A condition is (field, test): "blackhole" (the field says black hole), "true", "ge"
@@ -123,6 +125,14 @@ def sql(target, null=None, blackhole_flag=None):
             test = joint.join(_sql_condition(f, t, target, null) for f, t in conditions)
         parts.append("WHEN %s THEN '%s'" % (test, state))
     return "CASE " + " ".join(parts)
+
+
+def sql_blackhole(qualifier=""):
+    """The black-hole conditions of RULE as one SQL boolean, 0 or 1 and never NULL (a
+    summary table's key column); `qualifier` names the row, e.g. "NEW." in a trigger."""
+    tests = {"blackhole": "IFNULL(%s, '') = 'blackhole'", "true": "IFNULL(%s, 0) = 1"}
+    return "(" + " OR ".join(tests[test] % (qualifier + field)
+                             for field, test in BLACKHOLE_ANY) + ")"
 
 
 # -- OpenSearch query DSL -----------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The `pmtu` test spec: defaults, validation beyond the JSON schema, participants, CLI <-> spec.
 
-Everything the seven test-plugin methods need lives here, so the method executables stay a
-few lines each. Validation is offline: host names are checked for syntax only, never resolved
+What the seven test-plugin methods need of the spec lives here; jumbo.protocol.pmtu reads
+their stdin and argv and calls it. Validation is offline: host names are checked for syntax only, never resolved
 (the contract forbids DNS in spec-is-valid; an unresolvable host fails at run time).
 
 Public API:
@@ -11,21 +11,23 @@ Public API:
     is_valid(spec)               -> {"valid": True} or {"valid": False, "error": ...}
     participants(spec)           -> {"participants": [p0, (p1)], ("null-reason": ...)}
     cli_to_spec(argv)            -> spec (raises CliError, also for --help)
-    argv_from_json(value)        -> argv list from the JSON array the server sends on stdin
     spec_to_cli(spec)            -> argv list that cli_to_spec turns back into the same spec
-(durations and SI numbers: jumbo.units)
+(durations and SI numbers: jumbo.core.units)
+
+Size: over 400 lines: the spec's defaults, validation and both CLI directions share the
+option table, so that a new spec field is one entry read by all of them.
 """
 
 import copy
 import optparse
 import re
 
-from . import mtu as mtus
-from . import schema as schemas
-from . import validate as validation
-# (reflector.py still imports duration_seconds_or_none from here; it moves to jumbo.units
+from ..core import mtu as mtus
+from ..core import schema as schemas
+from ..core import validate as validation
+# (reflector.py still imports duration_seconds_or_none from here; it moves to jumbo.core.units
 # with the probe-engine rewrite.)
-from .units import duration_seconds, duration_seconds_or_none, seconds_to_duration
+from ..core.units import duration_seconds, duration_seconds_or_none, seconds_to_duration
 
 DEFAULTS = {
     "target-mtu": mtus.DEFAULT_TARGET_MTU,
@@ -60,7 +62,7 @@ THROUGHPUT_OMIT_MAX = 600.0
 
 
 # ------------------------------------------------------------------------------------------
-# Durations (the syntax and the parser are jumbo.units')
+# Durations (the syntax and the parser are jumbo.core.units')
 
 def _duration_option(text):
     """A CLI time value: plain seconds ("10", "0.5") or ISO 8601 ("PT10S")."""
@@ -162,7 +164,7 @@ def with_defaults(spec):
 
     `max-mtu` and `min-mtu` stay absent when not given: the engine takes the egress interface
     MTU and the family's minimum. A present `throughput` object (only in the tool's internal
-    spec of a jumbo-throughput run, see jumbo.pair) gets its own defaults; an absent one stays
+    spec of a jumbo-throughput run, see jumbo.test.pair) gets its own defaults; an absent one stays
     absent (no throughput phase)."""
     full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
     full.setdefault("schema", 1)
@@ -269,11 +271,6 @@ def is_valid(spec):
     return {"valid": False, "error": error}
 
 
-def is_valid_text(text):
-    """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    return validation.is_valid_text(text, validate)
-
-
 def require_valid(spec):
     """Raise ValueError("Invalid spec: At /...") unless the spec is valid."""
     return validation.require_valid(spec, validate)
@@ -348,7 +345,8 @@ _INTS = [
     ("target-mtu", "--target-mtu", "MTU the path should carry (default %d)"
      % DEFAULTS["target-mtu"]),
     ("max-mtu", "--max-mtu", "Largest packet size to probe (default: egress interface MTU)"),
-    ("min-mtu", "--min-mtu", "Smallest packet size to probe (default: 68 / 1280)"),
+    ("min-mtu", "--min-mtu", "Smallest packet size to probe (default: %d / %d)"
+     % (mtus.MIN_MTU_V4, mtus.MIN_MTU_V6)),
     ("flows", "--flows", "Distinct flows to probe, for ECMP paths (default %d)" % DEFAULTS["flows"]),
 ]
 _BOOLS = [
@@ -401,35 +399,6 @@ def _int_option(option, text):
         return int(str(text).strip())
     except ValueError:
         raise CliError("%s: %r is not an integer" % (option, text))
-
-
-def argv_from_json(value):
-    """The argv the server sends as a JSON array on stdin; numbers are stringified."""
-    if not isinstance(value, list):
-        raise CliError("Expected a JSON array of arguments on standard input")
-    argv = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise CliError("Arguments must be strings or numbers, not %s" % json_type(item))
-        argv.append(item if isinstance(item, str) else str(item))
-    return argv
-
-
-def json_type(value):
-    for kind, name in ((bool, "boolean"), (str, "string"), (int, "number"), (float, "number"),
-                       (list, "array"), (dict, "object")):
-        if isinstance(value, kind):
-            return name
-    return "null"
-
-
-def argv_from_stdin(text):
-    """The argv of cli-to-spec when called without arguments: a JSON array on stdin (empty
-    input counts as no arguments)."""
-    if not text.strip():
-        return []
-    from .plugin import loads
-    return argv_from_json(loads(text))
 
 
 def cli_to_spec(argv):
@@ -489,7 +458,7 @@ def spec_to_cli(spec):
 
 
 # ------------------------------------------------------------------------------------------
-# Shared with the jumbo-throughput test (jumbo.pair): the same hosts, families and probe
+# Shared with the jumbo-throughput test (jumbo.test.pair): the same hosts, families and probe
 # timeout rules, the same option parsing, so both tests answer alike.
 
 semantic_problem = _semantic_problem

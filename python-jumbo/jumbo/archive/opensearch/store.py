@@ -24,19 +24,19 @@ installs, overrides or extends a template, mapping or setting of those. It owns:
       (this archiver, or the stock http archiver through Logstash) store the same
       fields: dashboards read only those.
   jumbo_history   plain index, one adoption record per run of ANY test type this
-                  archiver receives (`jumbo` object = jumbo.record, plus `path`);
+                  archiver receives (`jumbo` object = jumbo.archive.record, plus `path`);
                   `_id` = record id, `create`: a repeat is 409 = stored. For this
                   suite's own types also `raw` (the result object, not indexed).
   jumbo_latest    plain index, newest record per path (`_id` = path), version =
                   start in epoch ms, version_type external_gte (older retry = 409).
   jumbo_rejected  one document per run whose document a stream refused (mapping
                   conflict): run, stream, field, reason. The count is what
-                  `python3 -m jumbo.stores.setup check` prints.
+                  `python3 -m jumbo.archive.opensearch.setup check` prints.
 
 Runs of other test types (trace, throughput, latency, latencybg, rtt) are NOT
 written to perfSONAR's streams: perfSONAR's own archiving stores them there.
 
-Set-up and privileges: jumbo.stores.setup (one-time `install` by an admin, and
+Set-up and privileges: jumbo.archive.opensearch.setup (one-time `install` by an admin, and
 `check`). The store checks at its first write that its streams and indices are
 in place (read-only requests the writer role allows) and, if they are not, tries
 to install them; when that is refused it fails loudly with the command to run.
@@ -60,7 +60,7 @@ import sys
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import record as records
-from . import PermanentError, TransientError
+from .. import PermanentError, TransientError
 
 DEFAULT_TIMEOUT = 30.0
 # Bump when a template or index mapping below changes: `setup install` then
@@ -81,8 +81,8 @@ JUMBO_INDICES = (HISTORY_INDEX, LATEST_INDEX, REJECTED_INDEX)
 LEGACY_TEMPLATES = ("jumbo_pscheduler_other",)
 MANAGED_BY = "jumbo archiver"
 
-SETUP_COMMAND = "python3 -m jumbo.stores.setup install --url 'https://ADMIN:PASSWORD@ARCHIVE:9200'"
-CHECK_COMMAND = "python3 -m jumbo.stores.setup check --url 'https://WRITER:PASSWORD@ARCHIVE:9200'"
+SETUP_COMMAND = "python3 -m jumbo.archive.opensearch.setup install --url 'https://ADMIN:PASSWORD@ARCHIVE:9200'"
+CHECK_COMMAND = "python3 -m jumbo.archive.opensearch.setup check --url 'https://WRITER:PASSWORD@ARCHIVE:9200'"
 
 KEYWORD = {"type": "keyword"}
 INTEGER = {"type": "integer"}
@@ -668,7 +668,7 @@ def _after(text, marker):
 # without a 06-result_* filter (pmtu, and this suite's other own types): the result is
 # stored verbatim. Reproduced here from reading those files, in our own code.
 
-# Not jumbo.units' parser on purpose: this models Logstash's 04-iso8601-duration filter,
+# Not jumbo.core.units' parser on purpose: this models Logstash's 04-iso8601-duration filter,
 # which converts only whole D/H/M and fractional S and leaves anything else as it was.
 _LS_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
 

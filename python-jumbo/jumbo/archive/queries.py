@@ -12,9 +12,9 @@ itself.
 
 import collections
 
-from ..stores import check_url
+from . import check_url
 from . import path_state
-from .errors import ReportError
+from ..report.errors import ReportError
 
 # One latest result per directed path (source, dest, ip_version). `hops` is only filled for
 # paths that do not carry the target (it is what localisation needs, and nothing else does).
@@ -103,7 +103,7 @@ class Queries(object):
 
 def open_queries(url, **options):
     """The report's queries over the store named by `url` (sqlite:///PATH or
-    http(s)://HOST:PORT), checked as the stores check it (jumbo.stores.check_url).
+    http(s)://HOST:PORT), checked as the stores check it (jumbo.archive.check_url).
     `options` (OpenSearch only) are the archiver store's: auth, api_key, verify_ssl, ca_file."""
     if not url:
         raise ReportError("no store given: use --store sqlite:///PATH or --store http://HOST:PORT")
@@ -112,7 +112,7 @@ def open_queries(url, **options):
     except ValueError as err:
         raise ReportError(str(err))
     if parts.scheme == "sqlite":
-        from . import queries_sqlite
+        from .sqlite import reader as queries_sqlite
         return queries_sqlite.SqliteQueries(url)
-    from . import queries_opensearch
+    from .opensearch import reader as queries_opensearch
     return queries_opensearch.OpenSearchQueries(url, **options)

@@ -5,7 +5,7 @@ slot the tool asks for. A path-MTU probe is a few dozen packets and belongs in t
 `background` (the `pmtu` test); the paired legs saturate the path and must be `exclusive`, but
 only for as long as they run. So the legs are this test, run by the same jumbocheck tool.
 
-What a run does (jumbo.runner with jumbo.throughput): the source (p0, the lead) measures the
+What a run does (jumbo.tool.runner with jumbo.tool.throughput): the source (p0, the lead) measures the
 path MTU first (one flow, bounded by PATH_MTU_BUDGET), which decides the jumbo leg's size (a
 path that cannot carry 9000 is tested at its path MTU, one at 1500 gets no jumbo leg), then
 runs the iperf3 clients against the dest's (p1) server in ABBA order with the MSS verified on
@@ -13,24 +13,24 @@ the wire; the result carries the gain with its noise estimate and the Mathis cei
 
 Spec (flat, schema.PAIR_SPEC_V1): source, source-node, dest, dest-node, ip-version, timeout
 (one path-MTU probe's answer), and the legs: duration, omit, rounds, parallel, congestion,
-direction, order, fq-rate, port (jumbo.spec.THROUGHPUT_DEFAULTS).
+direction, order, fq-rate, port (jumbo.test.spec.THROUGHPUT_DEFAULTS).
 
-Public API (the seven test methods call these; the tool calls internal_spec/assemble/merge):
-    validate(spec), is_valid_text(text), require_valid(spec)
+Public API (jumbo.protocol.jumbo_throughput's seven methods call these; the tool calls internal_spec/assemble/merge):
+    validate(spec), require_valid(spec)
     participants(spec)            -> {"participants": [lead|null, dest-node|dest]}
     cli_to_spec(argv), spec_to_cli(spec)
-    internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.throughput use
+    internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.tool.throughput use
     assemble(...), merge(test, results), failed(error)
-    result_format(text, argv), spec_format(text, argv), verdict(result)
+    result_text, result_html, spec_text, spec_html, verdict(result)
 """
 
 import copy
 
 from . import render as renders
-from . import schema as schemas
+from ..core import schema as schemas
 from . import spec as specs
-from . import units
-from . import validate as validation
+from ..core import units
+from ..core import validate as validation
 
 TEST = schemas.PAIR_TEST
 SCHEMA = 1
@@ -85,11 +85,6 @@ def validate(spec):
                                     validation.check_pair_spec, _semantic_problem)
 
 
-def is_valid_text(text):
-    """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    return validation.is_valid_text(text, validate)
-
-
 def require_valid(spec):
     return validation.require_valid(spec, validate)
 
@@ -114,7 +109,7 @@ def participants(spec):
 
 def internal_spec(spec):
     """The spec the tool runs: pmtu-shaped (one flow, no hops, no reverse) with the legs in a
-    `throughput` object, as jumbo.runner and jumbo.throughput read it."""
+    `throughput` object, as jumbo.tool.runner and jumbo.tool.throughput read it."""
     internal = {"schema": 1, "flows": 1, "hops": False, "reverse": False,
                 "throughput": dict((k, spec[k]) for k in LEG_KEYS if k in spec)}
     for key in HOST_KEYS:
@@ -153,9 +148,6 @@ _VALUES = [
      % DEFAULTS["timeout"]),
 ]
 
-
-# The server's way of calling cli-to-spec (a JSON array on stdin) is the same as pmtu's.
-argv_from_stdin = specs.argv_from_stdin
 
 
 def _dest(option):
@@ -387,23 +379,6 @@ def result_html(spec, result):
     return "\n".join(parts) + "\n"
 
 
-def result_format(text, argv=()):
-    """result-format: stdin {"spec", "result"}, argv [MIME] -> text. ValueError on bad input."""
-    from .plugin import loads
-    mime = renders._mime(list(argv))
-    document = loads(text)
-    if not isinstance(document, dict) or not isinstance(document.get("result"), dict):
-        raise ValueError("Expected a JSON object with 'spec' and a 'result' object")
-    result = document["result"]
-    checked = dict(result)
-    checked.setdefault("schema", 1)
-    valid, error = validation.check_pair_result(checked)
-    if not valid:
-        raise ValueError("Invalid result: %s" % error)
-    spec = document.get("spec") if isinstance(document.get("spec"), dict) else {}
-    return result_html(spec, result) if mime == "text/html" else result_text(spec, result)
-
-
 def _spec_pairs(spec):
     full = with_defaults(spec)
     keys = [k for k, _, _ in specs.ENDPOINT_OPTIONS] + [k for k, _, _, _ in _VALUES]
@@ -411,14 +386,12 @@ def _spec_pairs(spec):
             for key in keys if key in full]
 
 
-def spec_format(text, argv=()):
-    from .plugin import loads
-    mime = renders._mime(list(argv))
-    spec = renders.strip_private(require_valid(loads(text)))
-    pairs = _spec_pairs(spec)
-    if mime == "text/html":
-        return renders._html_pairs(pairs) + "\n"
+def spec_text(spec):
+    pairs = _spec_pairs(renders.strip_private(spec))
     width = max(len(label) for label, _ in pairs)
     return "\n".join("%s  %s" % ((label + ":").ljust(width + 1), value)
                      for label, value in pairs) + "\n"
 
+
+def spec_html(spec):
+    return renders._html_pairs(_spec_pairs(renders.strip_private(spec))) + "\n"

@@ -7,12 +7,12 @@ the database locked is a transient error (the archiver retries).
 
 Schema (SCHEMA_VERSION 2, kept in `PRAGMA user_version`):
 
-  results   one row per run (PRIMARY KEY id = jumbo.record id, so a result archived
-            twice is one row; INSERT OR IGNORE). Columns: every jumbo.record field
+  results   one row per run (PRIMARY KEY id = jumbo.archive.record id, so a result archived
+            twice is one row; INSERT OR IGNORE). Columns: every jumbo.archive.record field
             with the same name; booleans (succeeded, jumbo, partial) as 0/1, `hops`
             as JSON text; plus
               day   TEXT  'YYYY-MM-DD' of start (UTC), for per-day trends
-              path  TEXT  source|dest|ip_version|test_type (jumbo.record.path_key)
+              path  TEXT  source|dest|ip_version|test_type (jumbo.archive.record.path_key)
               raw   TEXT  the pScheduler result object as archived (JSON), or NULL
             Indexes: results_path_start (path, start)           latest/history per path
                      results_day (day, test_type)               per-day trend
@@ -40,7 +40,7 @@ import os
 import sqlite3
 
 from .. import record as records
-from . import PermanentError, TransientError
+from .. import PermanentError, TransientError, path_state
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT = 30.0
@@ -91,9 +91,8 @@ CREATE VIEW IF NOT EXISTS latest_results AS
 
 # Version 2: per-day and per-path summaries of the pmtu history (see the module docstring).
 # NULLs are stored as -1 (0 for succeeded) because a primary key must be NOT NULL to be
-# unique in SQLite; readers turn -1 back into NULL.
-_BLACKHOLE = ("(IFNULL({r}.pmtud, '') = 'blackhole' OR IFNULL({r}.reverse_pmtud, '') = 'blackhole' "
-              "OR IFNULL({r}.partial, 0) = 1)")
+# unique in SQLite; readers turn -1 back into NULL. The black-hole flag is the path-state
+# rule's (jumbo.archive.path_state).
 _SUMMARY_DDL = (
     "CREATE TABLE IF NOT EXISTS pmtu_days (day TEXT NOT NULL, local_mtu INTEGER NOT NULL, "
     "succeeded INTEGER NOT NULL, path_mtu INTEGER NOT NULL, reverse_path_mtu INTEGER NOT NULL, "
@@ -112,16 +111,16 @@ _SUMMARY_DDL = (
     "INSERT INTO pmtu_path_states VALUES (NEW.path, IFNULL(NEW.succeeded, 0), "
     "IFNULL(NEW.path_mtu, -1), IFNULL(NEW.reverse_path_mtu, -1), %s, 1) "
     "ON CONFLICT (path, succeeded, path_mtu, reverse_path_mtu, blackhole) DO UPDATE SET n = n + 1; "
-    "END" % (_BLACKHOLE.format(r="NEW"), _BLACKHOLE.format(r="NEW")),
+    "END" % (path_state.sql_blackhole("NEW."), path_state.sql_blackhole("NEW.")),
 )
 # Filling them from the history of a version-1 store (in the same transaction as the trigger).
 _SUMMARY_FILL = (
     "INSERT INTO pmtu_days SELECT day, IFNULL(local_mtu, -1), IFNULL(succeeded, 0), "
     "IFNULL(path_mtu, -1), IFNULL(reverse_path_mtu, -1), %s, COUNT(*), MIN(start), MAX(start) "
-    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6" % _BLACKHOLE.format(r="r"),
+    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6" % path_state.sql_blackhole("r."),
     "INSERT INTO pmtu_path_states SELECT path, IFNULL(succeeded, 0), IFNULL(path_mtu, -1), "
     "IFNULL(reverse_path_mtu, -1), %s, COUNT(*) "
-    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5" % _BLACKHOLE.format(r="r"),
+    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5" % path_state.sql_blackhole("r."),
 )
 
 

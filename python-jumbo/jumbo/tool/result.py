@@ -4,7 +4,7 @@
 test result. `merge` runs on the lead in `merged-results`: it takes p0's result and folds in
 what only p1 knows (PTBs its reflector received, which decide a reverse black hole when p0
 could not ask; the iperf3 server's side of each throughput leg). Both always return a result
-that validates whole against the schema (jumbo.schema.RESULT_V1; tests/harness.py checks
+that validates whole against the schema (jumbo.core.schema.RESULT_V1; tests/harness.py checks
 every lab result, nothing is repaired at run time).
 
 Verdicts:
@@ -13,12 +13,12 @@ Verdicts:
               `reverse-error` / `diags` without failing the forward answer.
   jumbo       forward path MTU >= target-mtu (the direction the data flows in).
   pmtud       forward PMTUD verdict from the probe engine.
-  reverse-*   dest -> source, measured with the dest's reflector (jumbo.reflector).
+  reverse-*   dest -> source, measured with the dest's reflector (jumbo.tool.reflector).
 """
 
 import copy
 
-from .mtu import DEFAULT_TARGET_MTU
+from ..core.mtu import DEFAULT_TARGET_MTU
 
 SCHEMA = 1
 
@@ -99,7 +99,7 @@ def _ptb(entry):
 # ----------------------------------------------------------------------------------------------
 # merged-results
 
-def _failed(error, spec=None, diags=""):
+def failed(error, spec=None, diags=""):
     result = _base(spec)
     result["error"] = error
     result["diags"] = diags or ""
@@ -111,14 +111,14 @@ def merge(test, participant_results):
     spec = test.get("spec") if isinstance(test, dict) else None
     spec = spec if isinstance(spec, dict) else {}
     if not isinstance(participant_results, list) or not participant_results:
-        return _failed("no participant results to merge", spec)
+        return failed("no participant results to merge", spec)
     lead = participant_results[0]
     if not isinstance(lead, dict):
-        return _failed("the source participant produced no result", spec)
+        return failed("the source participant produced no result", spec)
     inner = lead.get("result")
     if not isinstance(inner, dict) or "schema" not in inner:
         error = lead.get("error") or "the source participant failed"
-        return _failed(str(error), spec, str(lead.get("diags") or ""))
+        return failed(str(error), spec, str(lead.get("diags") or ""))
     result = copy.deepcopy(inner)
     notes = [result.get("diags") or ""]
     dest = participant_results[1] if len(participant_results) > 1 else None
@@ -162,24 +162,3 @@ def _fold_dest(result, spec, dest):
         if not server.get("succeeded") and not result["throughput"].get("error"):
             result["throughput"]["error"] = "iperf3 server: %s" % server.get("error")
     return note
-
-
-def merge_text(text):
-    """merged-results on raw stdin text: always a result object, never an exception."""
-    from .plugin import loads
-    try:
-        data = loads(text)
-    except ValueError as err:
-        return _failed("Invalid input: %s" % err)
-    if not isinstance(data, dict):
-        return _failed("Invalid input: expected an object with test and results")
-    test = data.get("test")
-    merge_results, failed = merge, _failed
-    if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
-        from . import pair
-        merge_results, failed = pair.merge, pair.failed
-    try:
-        return merge_results(test, data.get("results"))
-    except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
-        return failed("cannot merge the participants' results: %s: %s"
-                      % (type(err).__name__, err))

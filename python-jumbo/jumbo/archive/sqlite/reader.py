@@ -1,6 +1,6 @@
 """The report's questions in SQL, for the embedded store (sqlite:///PATH).
 
-The store (jumbo/stores/sqlite.py) keeps `results` (one row per run, with `path` =
+The store (jumbo/archive/sqlite/store.py) keeps `results` (one row per run, with `path` =
 source|dest|ip_version|test_type and `day`, indexed on (path, start) and (day, test_type))
 and `latest` (path -> id of its newest result). Everything is computed by SQLite:
 
@@ -28,9 +28,9 @@ import sys
 import threading
 import urllib.parse
 
-from .errors import ReportError, StoreDown
-from . import path_state
-from .queries import Latest, Queries, Window, state_of
+from ...report.errors import ReportError, StoreDown
+from .. import path_state
+from ..queries import Latest, Queries, Window, state_of
 
 # The test whose results carry the measured jumbo gain.
 GAIN_TEST = "jumbo-throughput"
@@ -71,7 +71,7 @@ class SqliteQueries(Queries):
         self.has_path = "path" in self.columns
         self.has_latest = self.has_path and "latest" in tables
         self.part = "path" if self.has_path else "source, dest, ip_version"
-        # The version-2 summaries (jumbo/stores/sqlite.py), only for the store's own table.
+        # The version-2 summaries (jumbo/archive/sqlite/store.py), only for the store's own table.
         self.has_summary = (self.has_latest and self.table == "results"
                             and "pmtu_days" in tables and "pmtu_path_states" in tables)
 

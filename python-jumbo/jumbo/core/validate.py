@@ -87,20 +87,6 @@ def validate_spec(spec, maximum, shape_problem, check_schema, semantic_problem):
     return True, None
 
 
-def is_valid_text(text, validate):
-    """spec-is-valid on raw stdin text: always an answer, never an exception."""
-    from .plugin import loads
-    try:
-        spec = loads(text)
-    except ValueError as err:
-        return {"valid": False, "error": str(err)}
-    try:
-        valid, error = validate(spec)
-    except Exception as err:  # noqa: BLE001 - the contract wants valid:false, never a crash
-        return {"valid": False, "error": "Unable to validate: %s: %s" % (type(err).__name__, err)}
-    return {"valid": True} if valid else {"valid": False, "error": error}
-
-
 def require_valid(spec, validate):
     """`spec` itself, or ValueError("Invalid spec: At /...")."""
     valid, error = validate(spec)

@@ -1,6 +1,6 @@
 """The report's questions as OpenSearch queries (http(s)://[user:pass@]HOST[:PORT][/base][?prefix=P]).
 
-Layout read (written by the jumbo archiver, jumbo/stores/opensearch.py):
+Layout read (written by the jumbo archiver, jumbo/archive/opensearch/store.py):
   <P>jumbo_history          one document per archived run of every test type, the flat
                             adoption record under `jumbo` (typed: keyword/integer/boolean/
                             date/ip), `jumbo.path` = source|dest|ip_version|test_type
@@ -24,12 +24,12 @@ MAX_CHANGED_HISTORY of them) to date the changes.
 import sys
 import threading
 
-from ..stores import StoreError, check_url
-from ..stores.opensearch import OpenSearchStore
+from .. import StoreError, check_url
+from .store import OpenSearchStore
 
-from .errors import ReportError, StoreDown
-from . import path_state
-from .queries import Latest, Queries, state_of
+from ...report.errors import ReportError, StoreDown
+from .. import path_state
+from ..queries import Latest, Queries, state_of
 
 PAGE = 5000
 TIMEOUT = 60.0
@@ -45,7 +45,7 @@ class OpenSearchQueries(Queries):
     name = "opensearch"
 
     def __init__(self, url, **options):
-        """`options` are the archiver store's (jumbo.stores.archiver.store_options): auth,
+        """`options` are the archiver store's (jumbo.archive.archiver.store_options): auth,
         api_key, verify_ssl, ca_file, timeout; the URL's user:pass is used when no
         credentials are given."""
         try:

@@ -9,7 +9,7 @@
     store.close()
 
 `items` are archiver envelopes, bare pScheduler result objects or flat records
-(see jumbo.record). put_many is idempotent: the same run stored twice is one
+(see jumbo.archive.record). put_many is idempotent: the same run stored twice is one
 row/document; a record older than the stored latest entry of its path never
 replaces it.
 
@@ -20,8 +20,8 @@ archiver; the others (bad credentials, TLS verification failure, mapping
 conflict, malformed record) will not.
 
 URLs:
-  sqlite:///relative/path.db, sqlite:////absolute/path.db     jumbo.stores.sqlite
-  http(s)://[user:pass@]HOST[:PORT][/base-path][?prefix=NAME]  jumbo.stores.opensearch
+  sqlite:///relative/path.db, sqlite:////absolute/path.db     jumbo.archive.sqlite.store
+  http(s)://[user:pass@]HOST[:PORT][/base-path][?prefix=NAME]  jumbo.archive.opensearch.store
 """
 
 from urllib.parse import urlsplit
@@ -87,7 +87,7 @@ def open_store(url=None, **options):
     url = url or default_url()
     parts = check_url(url)
     if parts.scheme == "sqlite":
-        from .sqlite import SQLiteStore
+        from .sqlite.store import SQLiteStore
         return SQLiteStore.from_url(url, **options)
-    from .opensearch import OpenSearchStore
+    from .opensearch.store import OpenSearchStore
     return OpenSearchStore.from_url(url, **options)

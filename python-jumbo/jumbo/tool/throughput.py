@@ -30,6 +30,12 @@ Every client has `--connect-timeout`, a test length `-t`, and a hard timeout (`-
 `-O` + a margin) after which it is killed by its PID; the whole phase has a deadline.
 The server stops after the leg marked last (iperf3 `--extra-data`), at the deadline,
 or when it exits, whichever comes first, and is killed by its PID.
+
+Size: over 400 lines, with serve, _run_from_json and summarize over 60: one iperf3 leg is
+one contract (the argv the client gets, the JSON both ends print, the MSS proof read from it,
+the gain and its noise over the legs), kept in one module so that a change of iperf3's output
+is read and fixed in one place; each long function is one pass over one iperf3 document or
+one server lifetime, with its failure cases in order.
 """
 
 import argparse
@@ -46,9 +52,9 @@ import sys
 import threading
 import time
 
-from .mtu import JUMBO_MTU, MSS_TOLERANCE, STANDARD_MTU, mss_for
-from .spec import THROUGHPUT_DEFAULTS
-from .units import duration_seconds
+from ..core.mtu import JUMBO_MTU, MSS_TOLERANCE, STANDARD_MTU, mss_for
+from ..test.spec import THROUGHPUT_DEFAULTS
+from ..core.units import duration_seconds
 # Ports the dest's iperf3 server picks from (participant-data).
 PORT_RANGE = (5600, 5999)
 
@@ -69,7 +75,7 @@ MATHIS_C = math.sqrt(1.5)
 EXTRA_TAG = "jumbocheck"
 
 
-# The spec's defaults have one home: jumbo.spec.
+# The spec's defaults have one home: jumbo.test.spec.
 DEFAULTS = THROUGHPUT_DEFAULTS
 
 
@@ -776,10 +782,10 @@ def summarize(runs, info, error=None):
 
 
 # ------------------------------------------------------------------------------------------
-# A small command line: `python -m jumbo.throughput serve|client|duration|port`
+# A small command line: `python -m jumbo.tool.throughput serve|client|duration|port`
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m jumbo.throughput",
+    parser = argparse.ArgumentParser(prog="python -m jumbo.tool.throughput",
                                      description="Paired 1500/9000 iperf3 legs (JSON out).")
     sub = parser.add_subparsers(dest="command")
     for name in ("serve", "client", "duration", "port"):

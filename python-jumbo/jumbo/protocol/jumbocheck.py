@@ -1,0 +1,54 @@
+"""The `jumbocheck` tool's methods: stdin text in, the answer out (jumbo.tool does the work).
+
+can-run and merged-results must always print JSON (a crash in can-run breaks tool selection
+on the whole node; merged-results is the run's result), so both catch everything here."""
+
+from ..test import pair
+from ..tool import result as results, runner
+from . import method
+
+
+def can_run(text):
+    try:
+        test = method.loads(text)
+    except ValueError as err:
+        return {"can-run": False, "reasons": [str(err)]}
+    try:
+        return runner.can_run(test)
+    except Exception as err:  # noqa: BLE001 - decline, never crash
+        return {"can-run": False, "reasons": ["can-run failed: %s" % err]}
+
+
+def duration(text):
+    return runner.duration(method.loads(text))
+
+
+def participant_data(text):
+    return runner.participant_data(method.loads(text))
+
+
+def run(text):
+    try:
+        run_input = method.loads(text)
+    except ValueError as err:
+        return runner.failure(str(err), "the run input was not JSON")
+    return runner.run_participant(run_input)
+
+
+def merged_results(text):
+    """Always a result object in the test's own shape, never an exception."""
+    try:
+        data = method.loads(text)
+    except ValueError as err:
+        return results.failed("Invalid input: %s" % err)
+    if not isinstance(data, dict):
+        return results.failed("Invalid input: expected an object with test and results")
+    test = data.get("test")
+    merge, failed = results.merge, results.failed
+    if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
+        merge, failed = pair.merge, pair.failed
+    try:
+        return merge(test, data.get("results"))
+    except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
+        return failed("cannot merge the participants' results: %s: %s"
+                      % (type(err).__name__, err))

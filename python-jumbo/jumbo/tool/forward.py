@@ -1,0 +1,114 @@
+"""Forward probing through the reflector (p0 -> p1): the probe transport jumbo.probe uses
+when the dest runs the tool (the wire format is jumbo.tool.reflector's)."""
+
+import os
+import socket
+import struct
+import time
+
+from ..probe import transport as probe_transport
+from .reflector import (ANSWER, HEADER, HEADER_LEN, HELLO, IP_HEADER, MAGIC, PROBE, UDP_HEADER,
+                        _big_buffers, decode, encode, token_key)
+
+
+# ----------------------------------------------------------------------------------------------
+# Forward probing through the reflector (p0 -> p1): a probe transport for jumbo.probe
+
+
+class ForwardTransport(probe_transport._SocketTransport):
+    """A jumbo.probe transport ("reflector"): each probe is a token-signed PROBE request of the
+    exact size, sent with DF set and no local fragmentation, asking for the smallest reply;
+    the reflector's answer (carrying the size it received) proves the size crossed the
+    forward path. The dest spends no ICMP budget on it, so every probe can be answered;
+    routers' frag-needed / packet-too-big and time-exceeded come back on the socket error
+    queue as for the UDP transport. One socket, hence one source port, per flow (ECMP)."""
+
+    name = "reflector"
+    arrival_limited = False
+
+    def __init__(self, dest_ip, version, port, token, source=None, flows=1):
+        probe_transport._SocketTransport.__init__(self, dest_ip, version, source, flows)
+        self.key = token_key(token)
+        self.port = port
+        self.flow_nonce = os.urandom(8)
+        self.ports = []
+        # The smallest reply that carries the received size.
+        self.reply_size = IP_HEADER[version] + UDP_HEADER + HEADER_LEN + 2
+        self.received = {}
+        try:
+            for _ in range(flows):
+                sock = socket.socket(self.family, socket.SOCK_DGRAM)
+                self._df_options(sock)
+                if source:
+                    sock.bind((source, 0))
+                sock.connect((dest_ip, port))
+                sock.setblocking(False)
+                _big_buffers(sock)
+                self.socks.append(sock)
+                self.by_fd[sock.fileno()] = sock
+                self.ports.append(sock.getsockname()[1])
+        except OSError as err:
+            self.close()
+            raise probe_transport._socket_problem(err, dest_ip, version, source)
+
+    def send(self, size, flow=0, ttl=None, kind=PROBE):
+        probe = self.next_id
+        self.next_id += 1
+        message = encode(self.key, b"Q", kind, probe, self.flow_nonce,
+                         size=min(self.reply_size, size), total=size - self.overhead)
+        self._send_bytes(self.socks[flow], message, ttl)
+        return probe
+
+    def hello(self, deadline):
+        """True when the reflector answers a HELLO before `deadline` (time.monotonic())."""
+        while time.monotonic() < deadline:
+            self.send(0, 0, None, kind=HELLO)
+            self.sent -= 1  # not a probe
+            until = min(deadline, time.monotonic() + 0.2)
+            while time.monotonic() < until:
+                events = self.poll(until)
+                if any(e.kind == probe_transport.ARRIVED for e in events):
+                    return True
+                if any(e.kind == probe_transport.UNREACH for e in events):
+                    return False  # nothing listens on the port (or it is filtered)
+        return False
+
+    def _error_event(self, data, anc):
+        event = probe_transport._SocketTransport._error_event(self, data, anc)
+        if event is not None and event.kind == probe_transport.ARRIVED:
+            # A port unreachable from the dest: no reflector there, not an arrival (only
+            # the reflector's own answer proves one).
+            event.kind = probe_transport.UNREACH
+        return event
+
+    def _probe_from_quote(self, data):
+        # The quote starts with our request's header (routers quote at least that much).
+        if len(data) >= HEADER.size:
+            fields = HEADER.unpack(data[:HEADER.size])
+            if fields[0] == MAGIC and fields[8] == self.flow_nonce:
+                return fields[7]
+        return None
+
+    def _read_replies(self, sock):
+        events = []
+        for _ in range(256):
+            try:
+                data = sock.recv(65535, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                continue  # a pending ICMP error surfaced; the error queue holds it
+            message = decode(self.key, b"A", data)
+            if message is None or message[2] != self.flow_nonce:
+                continue
+            kind, seq, _nonce, _size, body = message
+            if kind not in (PROBE | ANSWER, HELLO | ANSWER):
+                continue
+            if len(body) == 2:
+                self.received[seq] = struct.unpack("!H", body)[0]
+            events.append(probe_transport.Event(seq, probe_transport.ARRIVED,
+                                                source=self.dest_ip))
+        return events
+
+    def flow_info(self, flow):
+        return {"source-port": self.ports[flow], "flow-label": None}
