@@ -326,13 +326,25 @@ def _budget_text(budget):
 
 # -- p1 -------------------------------------------------------------------------------------------
 
+def _reflector_versions(spec):
+    """The families the dest's reflector listens in: the one the source will probe (its
+    `dest` resolved as the source resolves it), both only when that cannot be told. A run
+    of the other family at the same moment (a mesh runs v4 and v6 side by side, pmtu is a
+    background test) then never finds its port taken by this one."""
+    if spec.get("ip-version") in (4, 6):
+        return (spec["ip-version"],)
+    try:
+        return (resolve(spec["dest"])[1],)
+    except (ResolveError, KeyError, TypeError):
+        return (4, 6)
+
+
 def _run_dest(run):
     data = run.peer()
     port, token = data.get("reflector-port"), data.get("_token")
     if not isinstance(port, int) or not isinstance(token, str):
         raise RunError("participant data of the dest lacks the reflector port or token")
-    versions = (run.full["ip-version"],) if run.full.get("ip-version") in (4, 6) else (4, 6)
-    server = reflector.Reflector(port, token, versions)
+    server = reflector.Reflector(port, token, _reflector_versions(run.full))
     try:
         server.open()
     except reflector.ReflectorError as err:
