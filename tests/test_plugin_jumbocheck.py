@@ -334,6 +334,31 @@ def test_the_dest_listens_only_in_the_family_the_source_probes():
         "no valid request" in output["diags"], output
 
 
+def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
+    """A dest name with both kinds of address, the resolver listing IPv6 first (RFC 6724's
+    usual order): the forward engine and the dest's reflector resolve it the same way,
+    through the suite's one resolver, or the probes would go where nothing listens. The
+    resolver's answer is a stand-in (named mock): a dual-stack name cannot be made here
+    without editing the machine's /etc/hosts."""
+    import socket
+    from jumbo.probe.engine import Engine
+    from jumbo.tool import runner
+    real = socket.getaddrinfo
+
+    def dual_stack(host, *args, **kwargs):
+        if host != "dual.example":
+            return real(host, *args, **kwargs)
+        answers = [(socket.AF_INET6, socket.SOCK_DGRAM, 17, "", ("fd00::2", 0, 0, 0)),
+                   (socket.AF_INET, socket.SOCK_DGRAM, 17, "", ("198.18.0.2", 0))]
+        family = args[1] if len(args) > 1 else kwargs.get("family", socket.AF_UNSPEC)
+        return [a for a in answers if family in (socket.AF_UNSPEC, a[0])]
+    monkeypatch.setattr(socket, "getaddrinfo", dual_stack)
+    engine = Engine({"dest": "dual.example"})
+    engine._resolve()
+    assert (engine.version,) == runner._reflector_versions({"dest": "dual.example"}) == (4,)
+    assert engine.dest_ip == "198.18.0.2"
+
+
 # ------------------------------------------------------------------------------------------
 # merged-results (contract 4.8)
 

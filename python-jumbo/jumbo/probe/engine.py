@@ -1,9 +1,10 @@
 """The measurement: transports + per-flow size searches + TTL scans -> the result object."""
 
 import os
-import socket
 import time
 
+from ..core.mtu import MIN_MTU
+from ..core.resolve import ResolveError, resolve
 from . import transport as tp
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
 
@@ -566,39 +567,24 @@ class Engine(object):
     # -- the run ----------------------------------------------------------------------------
 
     def _resolve(self):
-        dest = self.spec["dest"]
-        version = self.spec.get("ip-version")
-        family = {4: socket.AF_INET, 6: socket.AF_INET6}.get(version, socket.AF_UNSPEC)
+        # The suite's one resolver and family preference: the dest's reflector listens in
+        # the family it resolves, so the probes must take the same one.
         try:
-            infos = socket.getaddrinfo(dest, None, family, socket.SOCK_DGRAM)
-        except socket.gaierror as err:
-            if version and err.errno in (socket.EAI_ADDRFAMILY, socket.EAI_NONAME,
-                                         getattr(socket, "EAI_NODATA", -5)):
-                try:
-                    socket.getaddrinfo(dest, None, socket.AF_UNSPEC, socket.SOCK_DGRAM)
-                    raise tp.ProbeError("%s has no IPv%d address" % (dest, version))
-                except socket.gaierror:
-                    pass
-            raise tp.ProbeError("Cannot resolve %s: %s" % (dest, err.strerror))
-        # Prefer IPv4 when nothing is asked, as pScheduler's default resolution does not
-        # matter here: the first answer of the resolver wins.
-        info = infos[0]
-        self.version = 4 if info[0] == socket.AF_INET else 6
-        self.dest_ip = info[4][0]
+            self.dest_ip, self.version = resolve(self.spec["dest"], self.spec.get("ip-version"))
+        except ResolveError as err:
+            raise tp.ProbeError(str(err))
         self.source = self.spec.get("source")
         if self.source:
             try:
-                sinfo = socket.getaddrinfo(self.source, None, info[0], socket.SOCK_DGRAM)
-                self.source = sinfo[0][4][0]
-            except socket.gaierror as err:
-                raise tp.ProbeError("Cannot resolve source %s for IPv%d: %s"
-                                    % (self.source, self.version, err.strerror))
+                self.source = resolve(self.source, self.version)[0]
+            except ResolveError as err:
+                raise tp.ProbeError("source: %s" % err)
 
     def run(self):
         self._resolve()
         iface, device_mtu = tp.local_mtu(self.dest_ip, self.version, self.source)
         self.local_mtu = device_mtu
-        floor = tp.MIN_MTU[self.version]
+        floor = MIN_MTU[self.version]
         self.min_size = max(int(self.spec.get("min-mtu") or floor), floor)
         self.local_max = min(device_mtu, int(self.spec.get("max-mtu") or device_mtu))
         if self.local_max < self.min_size:
@@ -822,4 +808,4 @@ def _lower(current, ptb_mtu, path_mtu, version):
         return ptb_mtu
     if path_mtu is not None and path_mtu < current:
         return path_mtu
-    return max(current - 1, 68)
+    return max(current - 1, MIN_MTU[6 if version == 6 else 4])

@@ -25,7 +25,9 @@ Principles:
 
 import math
 
-PLATEAUS = (9216, 9000, 8950, 4470, 1500, 1280)
+from ..core.mtu import MIN_MTU, MIN_MTU_V6, PLATEAUS as KNOWN_PLATEAUS
+
+PLATEAUS = tuple(sorted(KNOWN_PLATEAUS, reverse=True))
 # Sizes per round when each answer costs the dest's rate-limited ICMP budget: 1280..9000 in
 # ~3 answered rounds (7720 / 33 / 33 < 8, then one train with the votes).
 LIMITED_TRAIN = 32
@@ -192,7 +194,7 @@ class SizeSearch(object):
                 and size - 1 not in self.priors:
             # A path MTU no link type has and no PTB named: one more repetition.
             need += 1
-        if size < min(1280, self.local_max):
+        if size < min(MIN_MTU_V6, self.local_max):
             # Below the IPv6 minimum no real path narrows: such a boundary is far more likely
             # loss than an MTU, so it takes one more repetition.
             need += 1
@@ -456,7 +458,7 @@ def _clean(sizes, hi, lo=None):
 def useful_ptb(mtu, size, version):
     """A PTB's MTU is usable when it is below the probe that caused it and not below the
     family's minimum MTU (68 / 1280)."""
-    floor = 68 if version == 4 else 1280
+    floor = MIN_MTU[6 if version == 6 else 4]
     return mtu is not None and floor <= mtu < size
 
 

@@ -46,7 +46,6 @@ EXTENDED_ERR = struct.Struct("=IBBBBII")
 
 IP_HEADER = {4: 20, 6: 40}
 L4_HEADER = 8  # UDP and ICMP echo headers alike
-MIN_MTU = {4: 68, 6: 1280}
 
 ARRIVED, TOO_BIG, TTL, UNREACH, LOCAL = "arrived", "too-big", "ttl", "unreach", "local"
 
