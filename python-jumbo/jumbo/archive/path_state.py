@@ -86,11 +86,24 @@ def state_of_interpreted(src, target):
     raise AssertionError("the last state of RULE has no conditions")
 
 
+def _blackhole_source():
+    """BLACKHOLE_ANY as the source of one Python function over a dict (compiled below: the
+    report asks it three times per path)."""
+    tests = {"blackhole": "src.get(%r) == 'blackhole'", "true": "bool(src.get(%r))"}
+    return "def _is_blackhole_dict(src):\n    return %s\n" % " or ".join(
+        tests[test] % field for field, test in BLACKHOLE_ANY)
+
+
+exec(_blackhole_source(), _COMPILED)
+_is_blackhole_dict = _COMPILED["_is_blackhole_dict"]
+
+
 def is_blackhole(src):
     """The black-hole conditions of RULE alone (fields absent from `src` do not count): the
     model keeps each direction's black hole apart, for localisation."""
-    get = src.get if isinstance(src, dict) else (lambda k: getattr(src, k, None))
-    return any(_holds(get(field), test, None) for field, test in BLACKHOLE_ANY)
+    if isinstance(src, dict):
+        return _is_blackhole_dict(src)
+    return any(_holds(getattr(src, field, None), test, None) for field, test in BLACKHOLE_ANY)
 
 
 # -- SQL ----------------------------------------------------------------------------------
