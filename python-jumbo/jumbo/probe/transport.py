@@ -285,6 +285,29 @@ class _SocketTransport(Transport):
         self.socks = []
 
 
+def _open_flow_sockets(transport, port, flows, tune=None):
+    """One connected UDP socket per flow (so one source port each: what ECMP hashes on),
+    DF set, registered with `transport`; `tune(sock)` adjusts each. Their source ports go to
+    transport.ports. Raises ProbeError (the transport closed) when a socket cannot open."""
+    transport.ports = []
+    try:
+        for _ in range(flows):
+            sock = socket.socket(transport.family, socket.SOCK_DGRAM)
+            transport._df_options(sock)
+            if transport.source:
+                sock.bind((transport.source, 0))
+            sock.connect((transport.dest_ip, port))
+            sock.setblocking(False)
+            if tune is not None:
+                tune(sock)
+            transport.socks.append(sock)
+            transport.by_fd[sock.fileno()] = sock
+            transport.ports.append(sock.getsockname()[1])
+    except OSError as err:
+        transport.close()
+        raise _socket_problem(err, transport.dest_ip, transport.version, transport.source)
+
+
 class UdpTransport(_SocketTransport):
     name = "udp"
     arrival_limited = True
@@ -292,21 +315,7 @@ class UdpTransport(_SocketTransport):
     def __init__(self, dest_ip, version, source=None, flows=1, port=DEFAULT_PORT):
         _SocketTransport.__init__(self, dest_ip, version, source, flows)
         self.port = port
-        self.ports = []
-        try:
-            for _ in range(flows):
-                sock = socket.socket(self.family, socket.SOCK_DGRAM)
-                self._df_options(sock)
-                if source:
-                    sock.bind((source, 0))
-                sock.connect((dest_ip, port))
-                sock.setblocking(False)
-                self.socks.append(sock)
-                self.by_fd[sock.fileno()] = sock
-                self.ports.append(sock.getsockname()[1])
-        except OSError as err:
-            self.close()
-            raise _socket_problem(err, dest_ip, version, source)
+        _open_flow_sockets(self, port, flows)
 
     def send(self, size, flow=0, ttl=None):
         probe = self.next_id

@@ -31,25 +31,10 @@ class ForwardTransport(probe_transport._SocketTransport):
         self.key = token_key(token)
         self.port = port
         self.flow_nonce = os.urandom(8)
-        self.ports = []
         # The smallest reply that carries the received size.
         self.reply_size = IP_HEADER[version] + UDP_HEADER + HEADER_LEN + 2
         self.received = {}
-        try:
-            for _ in range(flows):
-                sock = socket.socket(self.family, socket.SOCK_DGRAM)
-                self._df_options(sock)
-                if source:
-                    sock.bind((source, 0))
-                sock.connect((dest_ip, port))
-                sock.setblocking(False)
-                _big_buffers(sock)
-                self.socks.append(sock)
-                self.by_fd[sock.fileno()] = sock
-                self.ports.append(sock.getsockname()[1])
-        except OSError as err:
-            self.close()
-            raise probe_transport._socket_problem(err, dest_ip, version, source)
+        probe_transport._open_flow_sockets(self, port, flows, tune=_big_buffers)
 
     def send(self, size, flow=0, ttl=None, kind=PROBE):
         probe = self.next_id
