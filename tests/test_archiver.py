@@ -62,7 +62,8 @@ def test_enumerate_and_data_is_valid():
         ({"retry-policy": [{"attempts": 0, "wait": "PT1M"}]}, "/retry-policy/0/attempts"),
         ({"retry-policy": [{"attempts": 1, "wait": "P1M"}]}, "/retry-policy/0/wait"),
         ({"schema": 2}, "/schema"),
-        ({"colour": "red"}, "colour"),
+        ({"colour": "red"}, "At /colour:"),                   # the key to remove, named
+        ({"retry-policy": [{"attempts": 1, "wait": "PT1M", "x": 2}]}, "At /retry-policy/0/x:"),
     ]
     for data, field in cases:
         verdict = data_is_valid(data)

@@ -52,6 +52,7 @@ from json.decoder import scanstring
 
 from . import (PermanentError, StoreError, TransientError, check_url, default_url,
                open_store)
+from ..core import validate as validation
 from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 
 DEFAULT_RETRY_POLICY = [
@@ -112,7 +113,7 @@ def _schema_error(data, schema):
     if error is None:
         return None
     parts = [str(p) for p in error.absolute_path]
-    pointer = "/" + "/".join(parts)
+    pointer = validation.pointer(error)
     if error.validator == "pattern":
         return "At %s: %r is not an ISO 8601 duration (days, hours, minutes, seconds)" % (
             pointer, error.instance)

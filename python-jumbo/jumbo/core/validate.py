@@ -4,15 +4,26 @@ Works the same under jsonschema 3.0.1 (perfSONAR on EL8) and current 4.x:
 only Draft7Validator, iter_errors and best_match are used.
 """
 
+import re
+
 import jsonschema
 from jsonschema.exceptions import best_match
 
 from . import schema as schemas
 
 
-def _pointer(error):
-    path = "/".join(str(part) for part in error.absolute_path)
-    return "/" + path
+def pointer(error):
+    """The JSON pointer of the field an error is about (for an unknown key: that key)."""
+    parts = [str(part) for part in error.absolute_path]
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        # jsonschema places this error at the object; the user wants the key to remove.
+        known = error.schema.get("properties", {})
+        patterns = error.schema.get("patternProperties", {})
+        extra = sorted(key for key in error.instance if key not in known
+                       and not any(re.search(pattern, key) for pattern in patterns))
+        if extra:
+            parts.append(extra[0])
+    return "/" + "/".join(parts)
 
 
 def check(instance, schema):
@@ -21,7 +32,7 @@ def check(instance, schema):
     error = best_match(validator.iter_errors(instance))
     if error is None:
         return True, None
-    return False, "At %s: %s" % (_pointer(error), error.message)
+    return False, "At %s: %s" % (pointer(error), error.message)
 
 
 def schema_version(document, maximum, what):
