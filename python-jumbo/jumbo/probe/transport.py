@@ -26,6 +26,10 @@ Interface of a transport (a reflector transport, `jumbo/reflector.py`, can take 
 Event kinds: ARRIVED (the dest got it), TOO_BIG (a router said frag-needed / packet-too-big;
 `mtu` is its claim, `source` the router), TTL (time exceeded at `source`), UNREACH (another
 ICMP error: host/net/admin unreachable), LOCAL (a local error).
+
+Just under 500 lines: the two transports share the socket floor here (DF options, the error
+queue, the ICMP quote parsing of both families); kept together so that a change to how a
+probe's fate is read is made once.
 """
 
 import errno

@@ -1,5 +1,6 @@
 """The self-contained HTML page: inline CSS and SVG only (no script, no external resource),
-so it opens offline and can be mailed around."""
+so it opens offline and can be mailed around. `to_html` (~80 lines) lays the sections out in
+page order; the pieces with logic (matrix, trend chart, tables) are their own functions."""
 
 from html import escape
 

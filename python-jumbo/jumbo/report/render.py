@@ -1,4 +1,7 @@
-"""Text, JSON and CSV renderings of the report dict (the HTML page is in html.py)."""
+"""Text, JSON and CSV renderings of the report dict (the HTML page is in html.py).
+
+`to_text` is one long function (~115 lines) on purpose: it is the printed page, section after
+section in reading order, each a few lines of formatting with nothing to share."""
 
 import csv
 import io
