@@ -33,6 +33,11 @@ def test_the_grid_covers_every_state_and_the_known_cases():
     assert states == [path_state.state_of_interpreted(r, TARGET) for r in GRID]
     rows = [Latest(**dict(dict.fromkeys(LATEST_FIELDS), **r)) for r in GRID]
     assert states == [path_state.state_of(r, TARGET) for r in rows]
+    # the keyword renderings the report's model uses
+    assert states == [path_state.state_of_fields(TARGET, **r) for r in GRID]
+    assert [path_state.blackhole_fields(**dict((k, r[k]) for k in ("pmtud", "reverse_pmtud",
+                                                                   "partial"))) for r in GRID] \
+        == [path_state.is_blackhole(r) for r in GRID]
 
 
 def test_sql_gives_the_same_state_as_python():

@@ -43,7 +43,12 @@ def _holds(value, test, target):
     return value is not None            # present
 
 
-def _python_source(name, access):
+# Every field the rule reads (the keyword arguments of state_of_fields).
+FIELDS = tuple(sorted(set(field for _state, _combine, conditions in RULE
+                          for field, _test in conditions)))
+
+
+def _python_source(name, access, signature="src, target"):
     """The rule as the source of one Python function (compiled once below: the report calls
     it for every path, where interpreting the table would cost ~20x more)."""
     def value(field):
@@ -51,7 +56,7 @@ def _python_source(name, access):
     tests = {"blackhole": "{v} == 'blackhole'", "true": "{v}",
              "ge": "({v} is not None and {v} >= target)",
              "missing_or_ge": "({v} is None or {v} >= target)", "present": "{v} is not None"}
-    lines = ["def %s(src, target):" % name]
+    lines = ["def %s(%s):" % (name, signature)]
     for state, combine, conditions in RULE:
         if not conditions:
             lines.append("    return %r" % state)
@@ -65,8 +70,13 @@ def _python_source(name, access):
 _COMPILED = {}
 exec(_python_source("_state_of_dict", "src.get(%r)"), _COMPILED)
 exec(_python_source("_state_of_object", "getattr(src, %r, None)"), _COMPILED)
+exec(_python_source("state_of_fields", "%s",
+                    "target, " + ", ".join("%s=None" % field for field in FIELDS)), _COMPILED)
 _state_of_dict = _COMPILED["_state_of_dict"]
 _state_of_object = _COMPILED["_state_of_object"]
+# state_of_fields(target, succeeded=..., path_mtu=..., ...): the same rule over keyword
+# arguments, for callers that combine fields of several results (the report's model).
+state_of_fields = _COMPILED["state_of_fields"]
 
 
 def state_of(src, target):
@@ -87,15 +97,22 @@ def state_of_interpreted(src, target):
 
 
 def _blackhole_source():
-    """BLACKHOLE_ANY as the source of one Python function over a dict (compiled below: the
-    report asks it three times per path)."""
-    tests = {"blackhole": "src.get(%r) == 'blackhole'", "true": "bool(src.get(%r))"}
-    return "def _is_blackhole_dict(src):\n    return %s\n" % " or ".join(
-        tests[test] % field for field, test in BLACKHOLE_ANY)
+    """BLACKHOLE_ANY as the source of two Python functions, over a dict and over keyword
+    arguments (compiled below: the report asks it three times per path)."""
+    tests = {"blackhole": "%s == 'blackhole'", "true": "bool(%s)"}
+    on_dict = " or ".join(tests[test] % ("src.get(%r)" % field) for field, test in BLACKHOLE_ANY)
+    on_fields = " or ".join(tests[test] % field for field, test in BLACKHOLE_ANY)
+    return ("def _is_blackhole_dict(src):\n    return %s\n\n"
+            "def blackhole_fields(%s):\n    return %s\n" % (
+                on_dict, ", ".join("%s=None" % field for field, _test in BLACKHOLE_ANY),
+                on_fields))
 
 
 exec(_blackhole_source(), _COMPILED)
 _is_blackhole_dict = _COMPILED["_is_blackhole_dict"]
+# blackhole_fields(pmtud=..., reverse_pmtud=..., partial=...): the black-hole conditions over
+# keyword arguments (absent ones do not count), for the model's per-direction checks.
+blackhole_fields = _COMPILED["blackhole_fields"]
 
 
 def is_blackhole(src):

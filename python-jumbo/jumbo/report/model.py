@@ -24,7 +24,7 @@ from ..core.units import parse_time
 from .culprits import shared_culprits
 from .errors import NoData, ReportError
 from .gains import gain_tables
-from ..archive.path_state import is_blackhole, state_of
+from ..archive.path_state import blackhole_fields, state_of_fields
 from ..archive.queries import Window
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
@@ -168,23 +168,23 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
         rev = rows.get((row.dest, row.source, row.ip_version))
         ssite = site_of(row.source, row.source_ip, row.source_site)
         dsite = site_of(row.dest, row.dest_ip, row.dest_site)
-        fwd_bh = is_blackhole({"pmtud": row.pmtud, "partial": row.partial})
+        fwd_bh = blackhole_fields(pmtud=row.pmtud, partial=row.partial)
         fwd_ok = bool(row.succeeded) and row.path_mtu is not None and row.path_mtu >= target
         reverse = []
         if row.reverse_path_mtu is not None:
             reverse.append(row.reverse_path_mtu)
-        rev_bh = is_blackhole({"pmtud": row.reverse_pmtud})
+        rev_bh = blackhole_fields(pmtud=row.reverse_pmtud)
         if rev is not None and rev.succeeded and rev.path_mtu is not None:
             reverse.append(rev.path_mtu)
-        if rev is not None and is_blackhole({"pmtud": rev.pmtud, "partial": rev.partial}):
+        if rev is not None and blackhole_fields(pmtud=rev.pmtud, partial=rev.partial):
             rev_bh = True
         rev_ok = all(m >= target for m in reverse) and not rev_bh
         # The path's state is the result rule (path_state.RULE) over both directions: this
         # result, with the reverse direction's MTU and black hole from the reverse result too.
-        state = state_of({"succeeded": row.succeeded, "path_mtu": row.path_mtu,
-                          "pmtud": "blackhole" if fwd_bh else row.pmtud,
-                          "reverse_path_mtu": min(reverse) if reverse else None,
-                          "reverse_pmtud": "blackhole" if rev_bh else None}, target)
+        state = state_of_fields(target, succeeded=row.succeeded, path_mtu=row.path_mtu,
+                                pmtud="blackhole" if fwd_bh else row.pmtud,
+                                reverse_path_mtu=min(reverse) if reverse else None,
+                                reverse_pmtud="blackhole" if rev_bh else None)
         capable = state == "jumbo"
         failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
         prev = host_mtu.get(row.source)
