@@ -139,31 +139,35 @@ def anchors(lab, dest, version, truth):
 
 
 def _options(argv):
-    opts = {"versions": (4, 6), "modes": ("udp", "echo", "reflector"), "runs": 3,
-            "anchors": True, "flows": None,
-            "names": []}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("--versions", "--modes", "--runs", "--flows") and i + 1 < len(argv):
-            value = argv[i + 1]
-            if arg == "--versions":
-                opts["versions"] = tuple(int(v) for v in value.split(","))
-            elif arg == "--modes":
-                opts["modes"] = tuple(value.split(","))
-            elif arg == "--flows":
-                opts["flows"] = int(value)
-            else:
-                opts["runs"] = int(value)
-            i += 1
-        elif arg == "--echo":  # the earlier spelling: echo mode only
-            opts["modes"] = ("echo",)
-        elif arg == "--no-anchors":
-            opts["anchors"] = False
-        elif not arg.startswith("-"):
-            opts["names"].append(arg)
-        i += 1
-    return opts
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog="python -m bench probe", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", metavar="SCENARIO",
+                        help="lab scenarios (default: every fixed one plus odd-blackhole, odd-ptb)")
+    parser.add_argument("--versions", default="4,6", help="IP versions, comma-separated (4,6)")
+    parser.add_argument("--modes", default="udp,echo,reflector",
+                        help="probe methods, comma-separated: udp, echo, reflector (all three)")
+    parser.add_argument("--runs", type=int, default=3, help="runs back to back per case (3)")
+    parser.add_argument("--flows", type=int, default=None,
+                        help="flows per run (default: the spec's default, 4)")
+    parser.add_argument("--echo", action="store_true", help="the earlier spelling of --modes echo")
+    parser.add_argument("--no-anchors", dest="anchors", action="store_false",
+                        help="skip tracepath, the ping bisection and fwmtu")
+    args = parser.parse_args(argv)
+    try:
+        versions = tuple(int(v) for v in args.versions.split(","))
+    except ValueError:
+        parser.error("--versions takes 4, 6 or 4,6")
+    modes = ("echo",) if args.echo else tuple(args.modes.split(","))
+    if set(versions) - {4, 6}:
+        parser.error("--versions takes 4, 6 or 4,6")
+    if set(modes) - {"udp", "echo", "reflector"}:
+        parser.error("--modes takes udp, echo, reflector")
+    if args.runs < 1 or (args.flows is not None and not 1 <= args.flows <= 64):
+        parser.error("--runs must be >= 1 and --flows 1..64")
+    return {"versions": versions, "modes": modes, "runs": args.runs, "anchors": args.anchors,
+            "flows": args.flows, "names": args.names}
 
 
 def _median(values):
