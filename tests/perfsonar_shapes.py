@@ -19,6 +19,7 @@ What it reproduces, read from upstream (nothing copied):
 import copy
 import hashlib
 import json
+import os
 
 from jumbo.archive.opensearch.store import canonical_json
 
@@ -26,7 +27,29 @@ PERFSONAR_TEMPLATE_NAME = "pscheduler_default_policy"
 PERFSONAR_TYPES = ("throughput", "trace", "latency", "latencybg", "rtt")
 
 
+# A checkout of github.com/perfsonar/archive: when set, the tests seed perfSONAR's own template
+# file instead of the composition below (a maintainer's check: scripts/check-upstream-archive.sh).
+UPSTREAM_TEMPLATE = "perfsonar-archive/perfsonar-archive/config/index_template-pscheduler.json"
+
+
+def upstream_template_path():
+    src = os.environ.get("PERFSONAR_ARCHIVE_SRC")
+    return os.path.join(src, UPSTREAM_TEMPLATE) if src else None
+
+
 def perfsonar_template(prefix=""):
+    path = upstream_template_path()
+    if path:
+        with open(path) as handle:
+            template = json.load(handle)
+        template["index_patterns"] = [prefix + p for p in template["index_patterns"]]
+        aliases = template["template"].get("aliases") or {}
+        template["template"]["aliases"] = dict((prefix + a, v) for a, v in aliases.items())
+        return template
+    return composed_template(prefix)
+
+
+def composed_template(prefix=""):
     return {
         "index_patterns": [prefix + "pscheduler_*"],
         "data_stream": {},
