@@ -15,14 +15,7 @@ from .engine import max_duration as _max_duration, Engine
 
 
 def _with_defaults(spec):
-    try:
-        from ..test.spec import with_defaults
-    except ImportError:  # pragma: no cover
-        full = dict(spec)
-        for key, value in (("target-mtu", 9000), ("flows", 4), ("hops", False),
-                           ("timeout", "PT1S")):
-            full.setdefault(key, value)
-        return full
+    from ..test.spec import with_defaults
     return with_defaults(spec)
 
 

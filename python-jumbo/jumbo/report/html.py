@@ -131,12 +131,13 @@ def matrix_svg(r):
                          % (px + cell / 2.0, py + cell / 2.0, max(2.0, cell / 4.0), BLACK))
     parts.append("</svg>")
     legend = ('<div class="legend">'
-              '<span style="background:%s"></span>&le; 1500'
-              '<span style="background:%s"></span>1501 &ndash; %d'
+              '<span style="background:%s"></span>&le; %d'
+              '<span style="background:%s"></span>%d &ndash; %d'
               '<span style="background:%s"></span>&ge; %d (target)'
               '<span style="background:%s"></span>no measurement'
               '<span style="background:%s;border-radius:7px"></span>black hole on a path'
-              '</div>' % (RED, AMBER, target - 1, GREEN, target, GREY, BLACK))
+              '</div>' % (RED, STANDARD_MTU, AMBER, STANDARD_MTU + 1, target - 1, GREEN, target,
+                          GREY, BLACK))
     note = ""
     if len(m["sites"]) > MAX_MATRIX:
         note = "<p>Showing the %d most measured of %d sites.</p>" % (MAX_MATRIX, len(m["sites"]))
@@ -233,8 +234,8 @@ def to_html(r):
     g, e = r["gains"]["summary"], r["expected_gains"]["summary"]
     gain_text = []
     if g:
-        gain_text.append("Measured gain (throughput at %d vs 1500) on %d paths: median x%.2f, range x%.2f-x%.2f."
-                         % (target, r["gains"]["paths"], g["median"], g["min"], g["max"]))
+        gain_text.append("Measured gain (throughput at %d vs %d) on %d paths: median x%.2f, range x%.2f-x%.2f."
+                         % (target, STANDARD_MTU, r["gains"]["paths"], g["median"], g["min"], g["max"]))
     else:
         gain_text.append("No paired throughput results in the window.")
     if e:

@@ -20,6 +20,7 @@ import datetime
 import gc
 from concurrent.futures import ThreadPoolExecutor
 
+from ..core.mtu import DEFAULT_TARGET_MTU
 from ..core.units import parse_time
 from .culprits import shared_culprits
 from .errors import NoData, ReportError
@@ -32,7 +33,7 @@ NO_SITE = "(no site)"
 
 
 class Options(object):
-    def __init__(self, target=9000, since=None, until=None, interval=None, volumes=None,
+    def __init__(self, target=DEFAULT_TARGET_MTU, since=None, until=None, interval=None, volumes=None,
                  sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2):
         self.target = int(target)
         self.window = Window(since, until)

@@ -7,6 +7,8 @@ import csv
 import io
 import json
 
+from ..core.mtu import STANDARD_MTU
+
 
 def pct(value):
     return "n/a" if value is None else "%.1f%%" % (100.0 * value)
@@ -121,8 +123,8 @@ def to_text(r):
     g = r["gains"]
     if g["summary"]:
         s = g["summary"]
-        add("Measured jumbo gain (throughput at %d vs 1500), %d paths: median x%.2f (x%.2f .. x%.2f)"
-            % (r["target_mtu"], g["paths"], s["median"], s["min"], s["max"]))
+        add("Measured jumbo gain (throughput at %d vs %d), %d paths: median x%.2f (x%.2f .. x%.2f)"
+            % (r["target_mtu"], STANDARD_MTU, g["paths"], s["median"], s["min"], s["max"]))
     else:
         add("Measured jumbo gain: no paired throughput results")
     e = r["expected_gains"]
