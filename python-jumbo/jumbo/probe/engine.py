@@ -11,6 +11,7 @@ import time
 
 from ..core.mtu import MIN_MTU
 from ..core.resolve import ResolveError, resolve
+from ..core.units import duration_seconds
 from . import transport as tp
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
 
@@ -55,14 +56,7 @@ SCAN_SECONDS = SCAN_ROUNDS * WAIT_RTTS * WORST_RTT
 
 
 def _timeout_seconds(spec):
-    value = spec.get("timeout", "PT1S")
-    try:
-        from ..test.spec import duration_seconds
-    except ImportError:  # pragma: no cover - spec.py always ships with the library
-        duration_seconds = None
-    if duration_seconds is not None:
-        return duration_seconds(value)
-    return float(value.strip("PTS"))
+    return duration_seconds(spec.get("timeout", "PT1S"))
 
 
 def max_duration(spec):

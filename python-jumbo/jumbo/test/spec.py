@@ -25,8 +25,6 @@ import re
 from ..core import mtu as mtus
 from ..core import schema as schemas
 from ..core import validate as validation
-# (reflector.py still imports duration_seconds_or_none from here; it moves to jumbo.core.units
-# with the probe-engine rewrite.)
 from ..core.units import duration_seconds, duration_seconds_or_none, seconds_to_duration
 
 DEFAULTS = {

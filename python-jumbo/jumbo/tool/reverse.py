@@ -18,6 +18,7 @@ import struct
 import time
 
 from ..core.mtu import PLATEAUS
+from ..core.units import duration_seconds_or_none
 from .reflector import (ANSWER, HEADER_LEN, HELLO, IP_HEADER, IPV6_MTU,
                         IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DONT, IP_MTU_DISCOVER, IP_PMTUDISC_DONT,
                         LIMIT, MIN_MTU, PROBE, SOL_IP, SOL_IPV6, STATUS, UDP_HEADER,
@@ -493,7 +494,6 @@ def max_duration(spec):
     the greeting (HELLO_BUDGET), BUDGET_ROUNDS rounds and two STATUS tries, each round its
     RTT-based wait at WORST_RTT (capped by `timeout`). measure_reverse stops at this deadline
     (a search cut short says so: its answer is then a lower bound)."""
-    from ..test.spec import duration_seconds_or_none
     timeout = duration_seconds_or_none((spec or {}).get("timeout") or "PT1S") or 1.0
     wait = _round_wait(timeout, WORST_RTT)
     return round(HELLO_BUDGET + BUDGET_ROUNDS * wait + 2 * max(wait, 0.3) + 0.3, 3)
