@@ -67,6 +67,7 @@ class SizeSearch(object):
         self.arrivals_elsewhere = 0
         self.crossed_elsewhere = None
         self.unproven = set()     # silences with nothing answered after them: ask again
+        self.bare = set()         # sizes verified once without a companion (see _companion)
         candidates = set(p for p in plateaus if min_size <= p <= local_max)
         if target and min_size <= target <= local_max:
             candidates.add(target)
@@ -353,8 +354,10 @@ class SizeSearch(object):
                 sizes = [pick[0] + 1, pick[0]] if pick[0] + 1 < self.hi else [pick[0]]
             elif self.hi - 1 > self.min_size:
                 sizes = [(self.hi + self.min_size) // 2]
-            # Without an arrival after them, silences are no evidence: always the sentinel.
-            return _clean(sizes + [self.min_size], self.hi)
+            # Without an arrival after them, silences are no evidence: the sentinel follows
+            # (unless the pick is a size another flow crossed, see _companion).
+            return _clean(sizes + self._companion(pick[0] if pick else None, self.min_size),
+                          self.hi)
         if self.train > 2 or not self.arrival_limited:
             return self._train_round()
         if self.hi == self.lo + 1:
@@ -375,6 +378,20 @@ class SizeSearch(object):
         # The proven size last: a silence above it is then evidence at once.
         return _clean(points, self.hi, self.lo) + [self.lo]
 
+
+    def _companion(self, size, smaller):
+        """What follows `size` in a round: `smaller` (a size expected to arrive), so that a
+        silence of `size` is an ordered vote. Not when the dest's answers are rate-limited,
+        another flow of the run proved that `size` crosses and this flow has not yet tried it
+        alone: `size` then usually arrives and is itself the answer that orders the silences
+        above it, and an answered companion would spend one more of the dest's answers (each
+        a second of its budget once the burst is gone). A bare try that goes silent is asked
+        again with the companion."""
+        if (size is not None and self.arrival_limited and size not in self.bare
+                and self.crossed_elsewhere is not None and size <= self.crossed_elsewhere):
+            self.bare.add(size)
+            return []
+        return [smaller]
 
     # -- trains -------------------------------------------------------------------------------
 
@@ -419,8 +436,8 @@ class SizeSearch(object):
             copies = 1 if (prior + 1 in self.holes_elsewhere and clean) \
                 else max(1, self.need(prior + 1) - self.votes.get(prior + 1, 0))
             if prior + 1 < top:
-                return [prior + 1] * copies + [prior, self.lo]
-            return [prior, self.lo]
+                return [prior + 1] * copies + [prior] + self._companion(prior, self.lo)
+            return [prior] + self._companion(prior, self.lo)
         # The final train: every size left, each with the votes its boundary needs.
         final = []
         if top <= self.local_max:
