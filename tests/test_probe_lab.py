@@ -217,3 +217,33 @@ def test_without_hops_a_black_hole_gives_no_hop_mtus(lab_factory):
     assert status == 0, err
     assert result["blackhole"]["ttl"] == truth["members"][0]["blackhole-ttl"]
     assert result["hops"] == [], result["hops"]
+
+
+@needs_lab
+@pytest.mark.parametrize("dest", ["127.0.0.1", "::1"])
+def test_loopback_mtu_above_the_largest_ip_packet_is_no_black_hole(lab_factory, dest):
+    # The namespace's own loopback: MTU 65536, one more than an IP packet can be. Before the
+    # engine capped its search at 65535, that unsendable size read as a silent black hole.
+    lab = lab_factory("clean-jumbo")
+    status, result, err = jumbocheck(lab, [dest])
+    assert status == 0, err
+    assert result["local-mtu"] == 65536
+    assert result["path-mtu"] == 65535, result
+    assert result["pmtud"] != "blackhole" and result["blackhole"] is None, result
+
+
+@needs_lab
+def test_jumbocheck_refuses_what_needs_pscheduler_nodes(lab_factory):
+    lab = lab_factory("clean-jumbo")
+    for extra in (["--reverse"], ["--dest-node", "198.18.0.9"]):
+        done = lab.run("src", [JUMBOCHECK, lab.address("dst", 4)] + extra, user="jumbotest",
+                       check=False)
+        assert done.returncode == 2, done.stdout
+        assert "pscheduler task pmtu" in done.stderr
+        assert not done.stdout
+    done = lab.run("src", [JUMBOCHECK, "--help"], user="jumbotest", check=False)
+    assert done.returncode == 0
+    for option in ("--flows", "--hops", "--timeout", "--json", "-6"):
+        assert option in done.stdout
+    options = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  -")]
+    assert "--flows=N" in options and not [o for o in options if "reverse" in o or "node" in o]

@@ -39,6 +39,22 @@ def _split(argv):
     return rest, want_json
 
 
+def help_text():
+    from ..test.spec import option_help
+    return "\n".join([
+        USAGE, "",
+        "Measures the exact path MTU to DEST, PMTUD health and black holes, from this host and",
+        "without pScheduler (as an unprivileged user: ICMP echo where net.ipv4.ping_group_range",
+        "allows it, UDP otherwise). The reverse path needs the dest's pScheduler node: use",
+        "`pscheduler task pmtu --reverse`.",
+        "",
+        option_help(skip=("--source-node", "--dest-node", "--reverse", "--no-reverse")).rstrip(),
+        "  --json                Print the result object (the pmtu test's result) as JSON",
+        "",
+        "Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage error.",
+        "JUMBO_PROBE_DEBUG=1 writes every probe round and its outcome on stderr."])
+
+
 def text(result):
     """Verdict first (the very line `pscheduler task pmtu` prints), then the details."""
     from ..test.render import verdict
@@ -69,8 +85,7 @@ def text(result):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
-        print(USAGE)
-        print("Measures the exact path MTU to DEST, PMTUD health and black holes.")
+        print(help_text())
         return 0
     rest, want_json = _split(argv)
     from ..test.spec import cli_to_spec, CliError
@@ -82,6 +97,11 @@ def main(argv=None):
     except CliError as err:
         sys.stderr.write("%s\njumbocheck: %s\n" % (USAGE, str(err).strip()))
         return 2
+    for key in ("reverse", "source-node", "dest-node"):
+        if spec.get(key):
+            sys.stderr.write("%s\njumbocheck: --%s needs pScheduler nodes: use "
+                             "`pscheduler task pmtu --%s ...`\n" % (USAGE, key, key))
+            return 2
     try:
         result = measure(spec)
     except ProbeError as err:

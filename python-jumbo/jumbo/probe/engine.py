@@ -9,7 +9,7 @@ into their own module is the probe issue's next step (it reshapes them anyway).
 import os
 import time
 
-from ..core.mtu import MIN_MTU
+from ..core.mtu import MAX_IP_PACKET, MIN_MTU
 from ..core.resolve import ResolveError, resolve
 from ..core.units import duration_seconds
 from . import transport as tp
@@ -586,7 +586,10 @@ class Engine(object):
         self.local_mtu = device_mtu
         floor = MIN_MTU[self.version]
         self.min_size = max(int(self.spec.get("min-mtu") or floor), floor)
-        self.local_max = min(device_mtu, int(self.spec.get("max-mtu") or device_mtu))
+        # Loopback's MTU (65536) is above the largest IP packet: a size nothing can send
+        # must not read as a black hole.
+        self.local_max = min(device_mtu, MAX_IP_PACKET,
+                             int(self.spec.get("max-mtu") or device_mtu))
         if self.local_max < self.min_size:
             raise tp.ProbeError("Nothing to probe: largest size %d is below the smallest %d"
                                 % (self.local_max, self.min_size))

@@ -388,6 +388,16 @@ def _parser():
     return parser
 
 
+def option_help(skip=()):
+    """The options' help as `pscheduler task pmtu --help` shows it, less the options in
+    `skip` (jumbocheck, which runs without pScheduler, has no nodes and no reverse path)."""
+    parser = _parser()
+    for option in skip:
+        parser.remove_option(option)
+    parser.remove_option("--help")
+    return parser.format_option_help()
+
+
 def _moved_option(option, opt_text, value, parser):
     raise CliError("%s: %s" % (opt_text, MOVED_TO_PAIR_TEST))
 
