@@ -148,3 +148,63 @@ def test_without_a_reflector_the_engine_probes_single_ended(lab_factory):
     assert result["method"] == "udp"
     assert "reflector did not answer" in result["diags"]
     _exact(result, truth, truth["path-mtu"])
+
+
+# A dest's own firewall, as perfSONAR nodes run one: firewalld (EL8/EL9) rejects UDP to a
+# closed port with host-prohibited, nftables' `reject` answers admin-prohibited; others drop.
+DEST_FIREWALL = {
+    "reject-host-prohibited": "meta nfproto ipv4 meta l4proto udp reject with icmp type "
+                              "host-prohibited",
+    "reject-admin-prohibited": "meta l4proto udp reject with icmpx type admin-prohibited",
+    "drop": "meta l4proto udp drop",
+}
+
+
+def _dest_firewall(lab, rule):
+    lab.run("dst", ["nft", "add table inet hostfw"])
+    lab.run("dst", ["nft", "add chain inet hostfw input { type filter hook input priority 0 ; }"])
+    lab.run("dst", ["nft", "add rule inet hostfw input " + rule])
+
+
+@needs_lab
+@pytest.mark.parametrize("echo", [False, True], ids=["udp", "echo"])
+@pytest.mark.parametrize("firewall", ["reject-host-prohibited", "reject-admin-prohibited"])
+def test_a_rejecting_dest_firewall_is_an_answer(lab_factory, firewall, echo):
+    # The reject comes from the dest's own address for a packet it took in whole: proof that
+    # the probe crossed, like a port unreachable (before: "unreachable", the run failed).
+    from lab import scenarios
+    size = scenarios.odd_size()
+    lab = lab_factory(scenarios.odd_blackhole(size),
+                      ping_group_range=ALL_GROUPS if echo else None)
+    _dest_firewall(lab, DEST_FIREWALL[firewall])
+    truth = lab.truth("src", "dst")
+    versions = (4,) if firewall == "reject-host-prohibited" else (4, 6)
+    for version in versions:
+        result = _jumbocheck(lab, lab.address("dst", version))
+        _exact(result, truth, size)
+        assert result["blackhole"]["size"] == size + 1 and result["blackhole"]["ttl"] == 1, \
+            (size, result)
+
+
+@needs_lab
+@pytest.mark.parametrize("version", [4, 6])
+def test_a_dest_dropping_udp_leaves_the_echo_answer_and_says_so(lab_factory, version):
+    # Echo answers, UDP to closed ports vanishes at the dest: the path MTU comes from echo,
+    # the UDP flows stop once the dest has had time to answer (instead of spending the whole
+    # slot), the time left still locates the black hole, and the result says why.
+    from lab import scenarios
+    size = scenarios.odd_size()
+    lab = lab_factory(scenarios.odd_blackhole(size), ping_group_range=ALL_GROUPS)
+    _dest_firewall(lab, DEST_FIREWALL["drop"])
+    truth = lab.truth("src", "dst")
+    result = _jumbocheck(lab, lab.address("dst", version))
+    assert result["method"] == "icmp-echo"
+    assert (result["path-mtu"], result["pmtud"]) == (truth["path-mtu"], truth["pmtud"]), \
+        (size, result)
+    assert result["blackhole"]["size"] == size + 1 and result["blackhole"]["ttl"] == 1, \
+        (size, result)
+    assert "none of the UDP probes" in result["diags"], result["diags"]
+    echo_flows = [f for f in result["flows"] if f["source-port"] is None]
+    assert [f["path-mtu"] for f in echo_flows] == [size]
+    assert all(f["pmtud"] == "unknown" for f in result["flows"] if f["source-port"]), \
+        result["flows"]

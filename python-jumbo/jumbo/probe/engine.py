@@ -154,6 +154,9 @@ class Engine(object):
         self.order = 0
         self.answered = False
         self.proven = 0
+        # Rate-limited transports: when each first sent, which ones the dest ever answered.
+        self.limited_first_sent = {}
+        self.limited_answering = set()
         self.flows = []  # every flow of the measurement: they share what they learn
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -192,6 +195,7 @@ class Engine(object):
             self.proven = max(self.proven, probe.size)
             if transport.arrival_limited:
                 self.bucket.take()
+                self.limited_answering.add(id(transport))
         search = probe.flow.search
         if event.kind == tp.TOO_BIG:
             entry = {"from": event.source, "mtu": event.mtu, "size": probe.size,
@@ -279,6 +283,8 @@ class Engine(object):
             probe = _Probe(flow, size, ttl, time.monotonic(), self.order)
             self.pending[(id(flow.transport), pid)] = probe
             probes.append(probe)
+            if flow.transport.arrival_limited:
+                self.limited_first_sent.setdefault(id(flow.transport), probe.sent)
         limit = min(time.monotonic() + self._wait_limit(), deadline)
         while not complete(probes):
             now = time.monotonic()
@@ -370,6 +376,10 @@ class Engine(object):
                 return
             if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
                 return  # the dest never answered: no point waiting for the time bound
+            if any(f.transport.arrival_limited for f in active) and self._udp_unanswered():
+                active = [f for f in active if not f.transport.arrival_limited]
+                if not active:
+                    return
             for flow in active:
                 if not flow.transport.arrival_limited:
                     flow.search.train = self._free_train(flow.search)
@@ -399,6 +409,24 @@ class Engine(object):
                 return
             self.round(items, pace=False)
             self._share(self.flows or flows)
+
+    def _udp_unanswered(self):
+        """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
+        CONTACT_SECONDS ago and more: a host firewall dropping UDP to closed ports. Its
+        budget refills in that time, so the flows that need its answers cannot be confirmed;
+        they stop (said in the result) and leave the time to the rest of the run."""
+        if not self.answered:
+            return False
+        now = time.monotonic()
+        for key, first in self.limited_first_sent.items():
+            if key not in self.limited_answering and now - first > CONTACT_SECONDS:
+                note = ("the dest answered ICMP echo but none of the UDP probes within %.0f s "
+                        "(a firewall dropping UDP to closed ports?): the UDP flows stay "
+                        "unconfirmed" % CONTACT_SECONDS)
+                if note not in self.diags:
+                    self.diags.append(note)
+                return True
+        return False
 
     @staticmethod
     def _share(flows, priors=False):
@@ -756,7 +784,9 @@ class Engine(object):
             self.diags.append("black hole not located (routers do not answer TTL-limited "
                               "probes)")
         target = self.spec.get("target-mtu")
-        if not all(f.search.done() for f in flows):
+        unconfirmed = [f for f in flows if not f.search.done()]
+        if unconfirmed and not (self._udp_unanswered() and all(
+                f.transport.arrival_limited for f in unconfirmed)):
             self.diags.append("some flows were not confirmed within the time bound")
         probes = self._probes_sent(flows)
         ptb = []

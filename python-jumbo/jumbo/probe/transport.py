@@ -106,6 +106,15 @@ class Transport(object):
         pass
 
 
+# Destination-unreachable codes that the dest itself sends for a packet its IP layer took in
+# whole: a closed port, and what a host firewall's REJECT answers (firewalld, the usual
+# firewall of EL8/EL9 perfSONAR nodes, rejects with host-prohibited; nftables' `reject` with
+# admin-prohibited). From the dest's own address each one proves the probe crossed the path.
+# IPv4 (type 3): protocol 2, port 3, net/host prohibited 9/10, administratively prohibited 13.
+# IPv6 (type 1): administratively prohibited 1, port 4, ingress/egress policy 5, reject route 6.
+DEST_ANSWER_CODES = {4: frozenset((2, 3, 9, 10, 13)), 6: frozenset((1, 4, 5, 6))}
+
+
 def _classify(version, ee_origin, ee_type, ee_code, ee_errno, dest_ip, offender):
     """Map an extended error to an event kind."""
     if ee_origin == SO_EE_ORIGIN_LOCAL:
@@ -115,14 +124,14 @@ def _classify(version, ee_origin, ee_type, ee_code, ee_errno, dest_ip, offender)
             return TOO_BIG
         if ee_type == 11:
             return TTL
-        if ee_type == 3 and ee_code == 3 and offender == dest_ip:
+        if ee_type == 3 and ee_code in DEST_ANSWER_CODES[4] and offender == dest_ip:
             return ARRIVED
         return UNREACH
     if ee_type == 2:
         return TOO_BIG
     if ee_type == 3:
         return TTL
-    if ee_type == 1 and ee_code == 4 and offender == dest_ip:
+    if ee_type == 1 and ee_code in DEST_ANSWER_CODES[6] and offender == dest_ip:
         return ARRIVED
     return UNREACH
 
