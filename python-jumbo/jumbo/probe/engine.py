@@ -679,11 +679,10 @@ class Engine(object):
         if echo is not None:
             echo_flow = _Flow(echo, 0, self._new_search(False))
             self.flows.append(echo_flow)
-            # Echo answers are free: the UDP flow only checks, with two probes, whether the
-            # dest answers UDP at all (a full train would spend probes for nothing).
-            udp_flows[0].search.train = 2
-            self._first_round([echo_flow, udp_flows[0]], udp_flows[1:nflows - 1])
-            udp_flows[0].search.train = LIMITED_TRAIN
+            # Echo answers are free: the UDP flows only verify what echo finds, each starting
+            # with the local MTU alone (a smaller size beside it would spend one more of the
+            # dest's rate-limited answers each run, for nothing once echo answers).
+            self._first_round([echo_flow], udp_flows[:nflows - 1])
             if echo_flow.search.lo is None:
                 # A silent echo round may be loss (and the UDP flow's silence the budget an
                 # earlier run spent): ask twice more before taking echo for filtered.
