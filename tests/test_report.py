@@ -575,6 +575,17 @@ def test_report_equals_the_golden_output(kind, request):
 
 
 
+def test_opensearch_golden_output_over_many_scroll_pages(os_url, monkeypatch):
+    """The small mesh fits in one scroll page; with pages of 7 hits every scroll of the latest
+    index (the two disjoint latest scans, gains, latency) runs over many pages, each read
+    ahead while the last one is handled: the report must not change."""
+    from jumbo.archive.opensearch import reader
+    monkeypatch.setattr(reader, "SCROLL_PAGE", 7)
+    with open(GOLDEN) as handle:
+        golden = json.load(handle)
+    assert golden_reports(os_url) == golden
+
+
 def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     """A version-1 store (no summary tables) is reported from its history; opened once by a
     version-2 writer it gets the summaries, filled from that history, counted exactly like
