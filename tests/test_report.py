@@ -536,6 +536,39 @@ def test_opensearch_without_latency_data(opensearch_url):
         drop_prefix(store, prefix)
 
 
+def test_opensearch_latest_keeps_sub_second_start_times(opensearch_url, tmp_path):
+    """The latest results come from doc values, which keep milliseconds; a start stored with
+    microseconds (or a non-zero millisecond) is read back as stored, as SQLite gives it."""
+    from jumbo.archive import open_store
+    from jumbo.archive.queries import Window, open_queries
+    mesh = synth.Mesh.small(days=2)
+    records = list(mesh.records())
+    fractions = (".123456Z", ".5Z", ".25Z")
+    for i, rec in enumerate(records):
+        if rec["test_type"] == "pmtu" and i % 4:
+            rec["start"] = rec["start"][:-1] + fractions[i % 3]
+    prefix = "frac%s_" % uuid.uuid4().hex[:6]
+    url = "%s/?prefix=%s" % (opensearch_url, prefix)
+    sqlite_url = "sqlite:///" + str(tmp_path / "frac.db")
+    _load(url, records)
+    _load(sqlite_url, records)
+    try:
+        starts = []
+        for store_url in (sqlite_url, url):
+            queries = open_queries(store_url)
+            try:
+                starts.append(sorted((r.source, r.dest, r.ip_version, r.start)
+                                     for r in queries.latest(Window(), TARGET)))
+            finally:
+                queries.close()
+        assert len(starts[1]) == MESH.expected()["paths"]
+        for fraction in fractions:
+            assert any(row[3].endswith(fraction) for row in starts[1]), fraction
+        assert starts[1] == starts[0]
+    finally:
+        drop_prefix(open_store(url), prefix)
+
+
 # -- the report's output is frozen: the same answers whatever the queries do inside the store ----
 
 GOLDEN = os.path.join(ROOT, "tests", "data", "report_golden.json")
