@@ -10,14 +10,15 @@ Layout read (written by the jumbo archiver, jumbo/archive/opensearch/store.py):
                             `result.latency.median` one-way ms, `result.packets.loss`) when
                             the jumbo archiver has no latency records
 
-What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (a
-scroll over the latest index, _source filtered to the few fields needed, hops and addresses
-only where localisation looks; composite + top_hits over the history when the window ends in
-the past or the latest index is missing); the trend (date_histogram with per-state filter
-sub-aggregations); the paths that changed state (the documents of each path that are not in
-its latest state, aggregated on the path with composite: no scripts, since a bare OpenSearch
-has no painless); the latency per path (the latest index, or an average per address pair over
-perfSONAR's own documents). Only the histories of paths that did change are read back (at most
+What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (two
+disjoint scrolls over the latest index, side by side: doc values of the few fields needed for
+most paths, the whole _source with hops and addresses where localisation looks; composite +
+top_hits over the history when the window ends in the past or the latest index is missing);
+the trend (date_histogram with per-state filter sub-aggregations); the paths that changed
+state (the documents of each path that are not in its latest state, aggregated on the path
+with composite: no scripts, since a bare OpenSearch has no painless); the latency per path
+(the latest index, or an average per address pair over perfSONAR's own documents). Only the
+histories of paths that did change are read back (at most
 MAX_CHANGED_HISTORY of them) to date the changes.
 """
 
