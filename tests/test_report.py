@@ -536,6 +536,39 @@ def test_opensearch_without_latency_data(opensearch_url):
         drop_prefix(store, prefix)
 
 
+def test_opensearch_latest_keeps_sub_second_start_times(opensearch_url, tmp_path):
+    """The latest results come from doc values, which keep milliseconds; a start stored with
+    microseconds (or a non-zero millisecond) is read back as stored, as SQLite gives it."""
+    from jumbo.archive import open_store
+    from jumbo.archive.queries import Window, open_queries
+    mesh = synth.Mesh.small(days=2)
+    records = list(mesh.records())
+    fractions = (".123456Z", ".5Z", ".25Z")
+    for i, rec in enumerate(records):
+        if rec["test_type"] == "pmtu" and i % 4:
+            rec["start"] = rec["start"][:-1] + fractions[i % 3]
+    prefix = "frac%s_" % uuid.uuid4().hex[:6]
+    url = "%s/?prefix=%s" % (opensearch_url, prefix)
+    sqlite_url = "sqlite:///" + str(tmp_path / "frac.db")
+    _load(url, records)
+    _load(sqlite_url, records)
+    try:
+        starts = []
+        for store_url in (sqlite_url, url):
+            queries = open_queries(store_url)
+            try:
+                starts.append(sorted((r.source, r.dest, r.ip_version, r.start)
+                                     for r in queries.latest(Window(), TARGET)))
+            finally:
+                queries.close()
+        assert len(starts[1]) == MESH.expected()["paths"]
+        for fraction in fractions:
+            assert any(row[3].endswith(fraction) for row in starts[1]), fraction
+        assert starts[1] == starts[0]
+    finally:
+        drop_prefix(open_store(url), prefix)
+
+
 # -- the report's output is frozen: the same answers whatever the queries do inside the store ----
 
 GOLDEN = os.path.join(ROOT, "tests", "data", "report_golden.json")
@@ -573,6 +606,17 @@ def test_report_equals_the_golden_output(kind, request):
             assert new["report"].get(key) == old["report"][key], (kind, new["options"], key)
         assert sorted(new["report"]) == sorted(old["report"])
 
+
+
+def test_opensearch_golden_output_over_many_scroll_pages(os_url, monkeypatch):
+    """The small mesh fits in one scroll page; with pages of 7 hits every scroll of the latest
+    index (the two disjoint latest scans, gains, latency) runs over many pages, each read
+    ahead while the last one is handled: the report must not change."""
+    from jumbo.archive.opensearch import reader
+    monkeypatch.setattr(reader, "SCROLL_PAGE", 7)
+    with open(GOLDEN) as handle:
+        golden = json.load(handle)
+    assert golden_reports(os_url) == golden
 
 
 def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):

@@ -4,6 +4,7 @@ gains expected from the Mathis ceilings where only latency and loss were measure
 import bisect
 import math
 import statistics
+from operator import itemgetter
 
 from ..core.mtu import STANDARD_MTU, mss_for
 
@@ -54,6 +55,7 @@ def gain_tables(measured, latency_rows, paths, target, link_speed, limit):
             latency.setdefault(("ip", lat[2], lat[3]), lat)
     items = []
     values = []
+    mss = {}    # ip version -> (standard MSS, jumbo MSS): asked once, not twice per path
     for p in paths:
         if (p.source, p.dest) in measured_keys:
             continue
@@ -63,14 +65,17 @@ def gain_tables(measured, latency_rows, paths, target, link_speed, limit):
             continue
         ipv = p.ip_version or 4
         rtt, loss = lat[4], lat[5] or 0.0
-        std = mathis(mss_for(STANDARD_MTU, ipv), rtt, loss)
-        jum = mathis(mss_for(target, ipv), rtt, loss)
+        both = mss.get(ipv)
+        if both is None:
+            both = mss[ipv] = (mss_for(STANDARD_MTU, ipv), mss_for(target, ipv))
+        std = mathis(both[0], rtt, loss)
+        jum = mathis(both[1], rtt, loss)
         cap_std = min(std, link_speed) if std is not None else link_speed
         cap_jum = min(jum, link_speed) if jum is not None else link_speed
         gain = cap_jum / cap_std
         values.append(gain)
         items.append((-gain, p.source, p.dest, ipv, rtt, loss, std, jum, p.capable))
-    items.sort(key=lambda t: t[:3])
+    items.sort(key=itemgetter(0, 1, 2))
     items = [{"source": t[1], "dest": t[2], "ip_version": t[3], "rtt": t[4], "loss": t[5],
               "mathis_standard": t[6], "mathis_jumbo": t[7], "expected_gain": -t[0],
               "capable": t[8]} for t in items[:limit]]

@@ -118,28 +118,45 @@ def _build_all(queries, opts):
     try:
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
-        count, first, last = f_count.result()
-        if not count:
-            if window.since or window.until:
-                total = queries.count(Window())[0]
-                if total:
-                    raise NoData("no pmtu results in the window %s (the store holds %d results)"
-                                 % (window.describe(), total))
-            raise NoData("the store holds no pmtu results yet: nothing to report")
-        interval = opts.interval or _interval(window, first, last)
+
+        def counted():
+            """(count, first, last, interval); NoData when there is nothing to report."""
+            count, first, last = f_count.result()
+            if not count:
+                if window.since or window.until:
+                    total = queries.count(Window())[0]
+                    if total:
+                        raise NoData("no pmtu results in the window %s (the store holds %d results)"
+                                     % (window.describe(), total))
+                raise NoData("the store holds no pmtu results yet: nothing to report")
+            return count, first, last, opts.interval or _interval(window, first, last)
+
+        def trend_after_count():
+            count, first, last = f_count.result()
+            if not count:
+                return []       # the main thread raises NoData
+            return queries.trend(window, target, opts.interval or _interval(window, first, last))
+
         f_hist = f_trend = None
         if queries.history_self_contained(window):
             # The store can find the latest states itself: start the long pass right away.
+            count, first, last, interval = counted()
             f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
                                  None)
         elif queries.trend_apart(window):
             # The trend (an aggregation over the window's history) runs in the store while the
-            # latest results are read; only the changes wait for them.
-            f_trend = pool.submit(queries.trend, window, target, interval)
+            # latest results are read; only the changes wait for them. It needs the count's
+            # span (day or week buckets), so it waits for the count in a worker (queued behind
+            # it): the count, an aggregation over the whole history, then runs beside the latest
+            # results instead of before them.
+            f_trend = pool.submit(trend_after_count)
+        else:
+            counted()
         rows = {}
         for row in queries.latest(window, target):
             rows[(row.source, row.dest, row.ip_version)] = row
         if f_hist is None:
+            count, first, last, interval = counted()
             latest_rows = list(rows.values())
             f_hist = pool.submit(lambda: queries.history(
                 window, target, interval, opts.limit, opts.flap, latest_rows,

@@ -10,19 +10,21 @@ Layout read (written by the jumbo archiver, jumbo/archive/opensearch/store.py):
                             `result.latency.median` one-way ms, `result.packets.loss`) when
                             the jumbo archiver has no latency records
 
-What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (a
-scroll over the latest index, _source filtered to the few fields needed, hops and addresses
-only where localisation looks; composite + top_hits over the history when the window ends in
-the past or the latest index is missing); the trend (date_histogram with per-state filter
-sub-aggregations); the paths that changed state (the documents of each path that are not in
-its latest state, aggregated on the path with composite: no scripts, since a bare OpenSearch
-has no painless); the latency per path (the latest index, or an average per address pair over
-perfSONAR's own documents). Only the histories of paths that did change are read back (at most
+What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (two
+disjoint scrolls over the latest index, side by side: doc values of the few fields needed for
+most paths, the whole _source with hops and addresses where localisation looks; composite +
+top_hits over the history when the window ends in the past or the latest index is missing);
+the trend (date_histogram with per-state filter sub-aggregations); the paths that changed
+state (the documents of each path that are not in its latest state, aggregated on the path
+with composite: no scripts, since a bare OpenSearch has no painless); the latency per path
+(the latest index, or an average per address pair over perfSONAR's own documents). Only the
+histories of paths that did change are read back (at most
 MAX_CHANGED_HISTORY of them) to date the changes.
 """
 
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from .. import StoreError, check_url
 from .store import OpenSearchStore
@@ -32,6 +34,7 @@ from .. import path_state
 from ..queries import Latest, Queries, state_of
 
 PAGE = 5000
+SCROLL_PAGE = 10000   # hits per scroll page
 TIMEOUT = 60.0
 MAX_CHANGED_HISTORY = 5000     # paths whose history is read back to date their changes
 
@@ -60,6 +63,9 @@ class OpenSearchQueries(Queries):
         self._local = threading.local()
         self._clients = []
         self._clients_lock = threading.Lock()
+        # Reads the next page of each scroll while its caller handles the current one (at most
+        # three scrolls run at once: two of the latest index, then gains and latency).
+        self._ahead = ThreadPoolExecutor(max_workers=3, thread_name_prefix="scroll-ahead")
         client = self._client()
         self.prefix = client.prefix
         self.display = client.url
@@ -108,6 +114,7 @@ class OpenSearchQueries(Queries):
         return parsed
 
     def close(self):
+        self._ahead.shutdown(wait=True)
         with self._clients_lock:
             clients, self._clients = self._clients, []
         for client in clients:
@@ -166,60 +173,87 @@ class OpenSearchQueries(Queries):
             # A past window, or a store written without the latest index: from the history.
             yield from self._latest_from_history(window, target)
             return
-        # The latest-per-path index: one document per path, read with a scroll in index order,
-        # doc values only (no _source); the hops (only kept in _source, as ordered objects)
-        # only for the paths that do not carry the target: localisation needs them.
-        query = {"bool": {"filter": [{"term": {"test_type": "pmtu"}}] + self._range(window, "start")}}
-        # Extras are needed where localisation looks: black holes, and paths whose forward
-        # direction fails although the source host is configured for the target.
+        # The latest-per-path index: one document per path, read in two disjoint scrolls that
+        # run side by side (OpenSearch serves both): the paths where localisation looks (black
+        # holes, and paths whose forward direction fails although the source host is
+        # configured for the target) with their addresses, black hole and hops from _source;
+        # every other path with the few fields the model needs, as doc values. Each document
+        # is fetched once (reading the extras as a second pass over paths already scanned
+        # cost ~25 % more documents decompressed and decoded), and most of them without
+        # their _source: filtering ~1 kB sources down to 13 fields cost OpenSearch twice the
+        # CPU of reading the same fields' doc values (measured at 5M: 1.2 s against 0.65 s for
+        # 89,700 paths, for ~0.2 s more of Python decoding).
+        pmtu = [{"term": {"test_type": "pmtu"}}] + self._range(window, "start")
         forward_ok = {"bool": {"filter": [{"term": {"succeeded": True}},
                                           {"range": {"path_mtu": {"gte": target}}}]}}
-        not_jumbo = {"bool": {"filter": query["bool"]["filter"], "minimum_should_match": 1,
-                              "should": [path_state.filters(target, prefix="")["blackhole"],
-                                         {"bool": {"must_not": [forward_ok, {"range": {
-                                             "local_mtu": {"lt": target}}}]}}]}}
-        extra = {}
+        localise = {"bool": {"minimum_should_match": 1, "should": [
+            path_state.filters(target, prefix="")["blackhole"],
+            {"bool": {"must_not": [forward_ok, {"range": {"local_mtu": {"lt": target}}}]}}]}}
+        failing = {"bool": {"filter": pmtu + [localise]}}
+        rest = {"bool": {"filter": pmtu, "must_not": [localise]}}
+        extra = []
         failure = []
 
-        def read_extras():      # in parallel with the main scan: OpenSearch serves both
+        def read_failing():
             try:
-                for hit in self._scroll(self.latest_index, not_jumbo, source=FAILING_SOURCE):
-                    extra[hit.get("_id")] = hit.get("_source", {})
+                # The whole _source: filtering it down to the fields read here (with the
+                # hops) cost OpenSearch twice the CPU of sending it as stored, for ~30 % more
+                # to decode here (measured at 5M), in this thread, while the main one waits
+                # for pages. Pages of 2,500: two pages of whole sources held at once (one
+                # read ahead) took ~35 MB more of the report's peak at 10,000.
+                for hit in self._scroll(self.latest_index, failing, source=True, shrink=4):
+                    src = hit.get("_source", {})
+                    extra.append(_latest_source(src, src))
             except BaseException as err:  # raised in the caller's thread below
                 failure.append(err)
-        thread = threading.Thread(target=read_extras, daemon=True)
+        thread = threading.Thread(target=read_failing, daemon=True)
         thread.start()
-        rows = []
-        # A document's _id is its path (the store writes it so): the join key for the extras
-        # without reading `path` from ~90,000 sources.
-        for hit in self._scroll(self.latest_index, query, source=LATEST_FIELDS_READ):
-            rows.append((hit.get("_id"), _latest_source(hit.get("_source", {}), None)))
-        thread.join()
+        fractional = []
+        try:
+            for row in _latest_rows(self._scroll(self.latest_index, rest, fields=LATEST_DOCVALUES)):
+                if len(row.start or "") > 20:   # not YYYY-MM-DDTHH:MM:SSZ: a fraction of a second
+                    fractional.append(row)
+                else:
+                    yield row
+        finally:
+            thread.join()
         if failure:
             raise failure[0]
-        for path, row in rows:
-            more = extra.get(path)
-            if more:
-                row = row._replace(
-                    source_ip=_intern(more.get("source_ip")), dest_ip=_intern(more.get("dest_ip")),
-                    blackhole_ttl=more.get("blackhole_ttl"), blackhole_ip=more.get("blackhole_ip"),
-                    blackhole_size=more.get("blackhole_size"), hops=_compact_hops(more.get("hops")))
-            yield row
+        yield from extra
+        yield from self._stored_starts(fractional)
+
+    def _stored_starts(self, rows):
+        """`rows` with their start as stored: doc values keep milliseconds, where a record's
+        start may carry microseconds (jumbo.core.units.iso_utc). Rare: pScheduler's run
+        times are whole seconds."""
+        for i in range(0, len(rows), 1000):
+            chunk = rows[i:i + 1000]
+            body = {"size": len(chunk), "_source": ["start"],
+                    "query": {"ids": {"values": [_path(r) for r in chunk]}}}
+            parsed = self.search(self.latest_index, body, "latest start times")
+            starts = {hit["_id"]: hit["_source"].get("start")
+                      for hit in (parsed or {}).get("hits", {}).get("hits", [])}
+            for row in chunk:
+                yield row._replace(start=_iso_text(starts.get(_path(row), row.start)))
 
     def _has_latest_index(self):
         status, _ = self.request("HEAD", "/" + self.latest_index)
         return status == 200
 
-    def _scroll(self, index, query, fields=None, source=None, size=10000):
+    def _scroll(self, index, query, fields=None, source=None, shrink=1):
         """Every hit of `query` (scroll in index order): the doc-value `fields` of each, or
-        its `_source` restricted to `source`."""
+        its `_source` restricted to `source`; pages of SCROLL_PAGE / `shrink` hits."""
+        size = max(1, SCROLL_PAGE // shrink)
         body = {"size": size, "query": query, "sort": ["_doc"]}
         if fields is not None:
+            # No stored field at all (not even _id): OpenSearch then reads only doc values,
+            # ~30 % less of its CPU for the ~90,000 latest and latency rows.
             body["_source"] = False
+            body["stored_fields"] = "_none_"
             body["docvalue_fields"] = fields
         else:
             body["_source"] = source
-        keep = "hits.hits.fields" if fields is not None else "hits.hits._id,hits.hits._source"
+        keep = "hits.hits.fields" if fields is not None else "hits.hits._source"
         status, parsed = self.request(
             "POST", "/%s/_search?scroll=1m&ignore_unavailable=true&allow_no_indices=true"
             "&filter_path=_scroll_id,%s" % (index, keep), body)
@@ -228,19 +262,37 @@ class OpenSearchQueries(Queries):
         if status != 200 or not isinstance(parsed, dict):
             raise StoreDown("OpenSearch failed the latest-results query (HTTP %d)" % status)
         scroll_id = parsed.get("_scroll_id")
+
+        def next_page(scroll_id):
+            status, parsed = self.request("POST", "/_search/scroll?filter_path=_scroll_id," + keep,
+                                          {"scroll": "1m", "scroll_id": scroll_id})
+            if status != 200 or not isinstance(parsed, dict):
+                raise StoreDown("OpenSearch failed to continue a scroll (HTTP %d)" % status)
+            return parsed
+
+        # One page read ahead (in a helper thread, over its own connection): OpenSearch fetches
+        # and sends page n+1 while the caller turns page n into rows, instead of waiting idle
+        # for it; the latest index's pages are the report's critical path.
+        following = None
         try:
             while True:
                 hits = parsed.get("hits", {}).get("hits", [])
-                for hit in hits:
-                    yield hit.get("fields", {}) if fields is not None else hit
-                if len(hits) < size or not scroll_id:
+                following = None
+                if len(hits) >= size and scroll_id:
+                    following = self._ahead.submit(next_page, scroll_id)
+                if fields is not None:
+                    for hit in hits:
+                        yield hit.get("fields", {})
+                else:
+                    yield from hits
+                if following is None:
                     return
-                status, parsed = self.request("POST", "/_search/scroll?filter_path=_scroll_id," + keep,
-                                              {"scroll": "1m", "scroll_id": scroll_id})
-                if status != 200 or not isinstance(parsed, dict):
-                    raise StoreDown("OpenSearch failed to continue a scroll (HTTP %d)" % status)
+                parsed = following.result()
+                following = None
                 scroll_id = parsed.get("_scroll_id") or scroll_id
         finally:
+            if following is not None:
+                wait([following])       # a caller that stopped early: let the read finish first
             if scroll_id:
                 self.request("DELETE", "/_search/scroll", {"scroll_id": [scroll_id]})
 
@@ -309,10 +361,18 @@ class OpenSearchQueries(Queries):
                                          {"exists": {"field": "rtt"}}] + self._range(window, "start")}}
             # Doc values, not _source: four columns of ~90,000 documents read in half the
             # time of decompressing their stored sources (measured at 5M: 0.95 -> 0.45 s).
-            out = [(_intern(_one(f, "source")), _intern(_one(f, "dest")), None, None,
-                    _one(f, "rtt"), _one(f, "loss") or 0.0, 1)
-                   for f in self._scroll(self.latest_index, query,
-                                         fields=["source", "dest", "rtt", "loss"])]
+            # The rows are built inline (no call per field): ~90,000 of them, built under the
+            # interpreter lock the main thread needs for the latest results.
+            intern = sys.intern
+            out = []
+            for f in self._scroll(self.latest_index, query, fields=["source", "dest", "rtt", "loss"]):
+                source, dest = f.get("source"), f.get("dest")
+                source = source[0] if source else None
+                dest = dest[0] if dest else None
+                rtt, loss = f.get("rtt"), f.get("loss")
+                out.append((intern(source) if isinstance(source, str) else source,
+                            intern(dest) if isinstance(dest, str) else dest, None, None,
+                            rtt[0] if rtt else None, (loss[0] if loss else None) or 0.0, 1))
             if out:
                 return out
         # A past window (or no latest index): the newest jumbo latency record of each
@@ -473,12 +533,11 @@ def _iso_text(text):
     return text
 
 
-# Read for every path; the rest only for the paths that do not carry the target
-# (FAILING_SOURCE, with the ordered hops).
+# Read for every path (as doc values, LATEST_DOCVALUES); the paths where localisation looks
+# also get their addresses, black hole and ordered hops (from the whole _source).
 LATEST_FIELDS_READ = ["source", "dest", "ip_version", "source_site", "dest_site", "start",
                       "succeeded", "path_mtu", "local_mtu", "pmtud", "partial", "reverse_path_mtu",
                       "reverse_pmtud"]
-FAILING_SOURCE = ["source_ip", "dest_ip", "blackhole_ttl", "blackhole_ip", "blackhole_size", "hops"]
 
 
 def _one(fields, name):
@@ -498,6 +557,40 @@ def _latest_source(src, extra):
         one("path_mtu"), one("local_mtu"), _intern(one("pmtud")), bool(one("partial")),
         x("blackhole_ttl"), x("blackhole_ip"), x("blackhole_size"), one("reverse_path_mtu"),
         _intern(one("reverse_pmtud")), _compact_hops(x("hops")), None)
+
+
+# The same fields as doc values (the start in milliseconds: "...T00:00:17.000Z").
+LATEST_DOCVALUES = [f for f in LATEST_FIELDS_READ if f != "start"] + [
+    {"field": "start", "format": "strict_date_time"}]
+
+
+def _latest_rows(hits):
+    """Latest rows from the doc values of LATEST_DOCVALUES (each field a one-value list, or
+    absent for null): what _latest_source(src, None) gives from the _source, written out
+    without a call per field for the ~70,000 paths of a large mesh."""
+    intern = sys.intern
+    for one in hits:
+        one = one.get
+        source, dest, ssite, dsite = one("source"), one("dest"), one("source_site"), one("dest_site")
+        pmtud, reverse_pmtud, start = one("pmtud"), one("reverse_pmtud"), one("start")
+        ipv, ok, mtu, local = one("ip_version"), one("succeeded"), one("path_mtu"), one("local_mtu")
+        partial, reverse_mtu = one("partial"), one("reverse_path_mtu")
+        start = start[0] if start else None
+        if start and start.endswith(".000Z"):      # _iso_text
+            start = start[:-5] + "Z"
+        yield Latest(
+            intern(source[0]) if source else None, intern(dest[0]) if dest else None,
+            ipv[0] if ipv else None, None, None,
+            intern(ssite[0]) if ssite else None, intern(dsite[0]) if dsite else None, start,
+            bool(ok and ok[0]), None, mtu[0] if mtu else None, local[0] if local else None,
+            intern(pmtud[0]) if pmtud else None, bool(partial and partial[0]), None, None, None,
+            reverse_mtu[0] if reverse_mtu else None,
+            intern(reverse_pmtud[0]) if reverse_pmtud else None, None, None)
+
+
+def _path(row):
+    """The latest index's document _id (and `path`) of a pmtu row."""
+    return "%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version)
 
 
 def _intern(text):
