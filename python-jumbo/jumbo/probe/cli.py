@@ -10,6 +10,9 @@ import sys
 
 from . import ProbeError, measure
 
+# Spec keys the pmtu test has and a run without pScheduler cannot serve.
+NEEDS_NODES = ("reverse", "source-node", "dest-node")
+
 USAGE = "usage: jumbocheck DEST [--source ADDR] [-4|-6] [--target-mtu N] [--max-mtu N] " \
         "[--min-mtu N] [--flows N] [--hops] [--timeout S] [--json]"
 
@@ -48,7 +51,7 @@ def help_text():
         "allows it, UDP otherwise). The reverse path needs the dest's pScheduler node: use",
         "`pscheduler task pmtu --reverse`.",
         "",
-        option_help(skip=("--source-node", "--dest-node", "--reverse", "--no-reverse")).rstrip(),
+        option_help(skip=["--" + key for key in NEEDS_NODES] + ["--no-reverse"]).rstrip(),
         "  --json                Print the result object (the pmtu test's result) as JSON",
         "",
         "Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage error.",
@@ -97,7 +100,7 @@ def main(argv=None):
     except CliError as err:
         sys.stderr.write("%s\njumbocheck: %s\n" % (USAGE, str(err).strip()))
         return 2
-    for key in ("reverse", "source-node", "dest-node"):
+    for key in NEEDS_NODES:
         if spec.get(key):
             sys.stderr.write("%s\njumbocheck: --%s needs pScheduler nodes: use "
                              "`pscheduler task pmtu --%s ...`\n" % (USAGE, key, key))

@@ -29,6 +29,9 @@ WAIT_RTTS = 3.0
 CONTACT_RETRY = 0.5
 # Nothing answered at all within this: the dest does not answer (an error, not a wait).
 CONTACT_SECONDS = 3.0
+UDP_UNANSWERED = ("the dest answered ICMP echo but none of the UDP probes within %.0f s (a "
+                  "firewall dropping UDP to closed ports?): the UDP flows stay unconfirmed"
+                  % CONTACT_SECONDS)
 # The slowest round trip the time bound is made for (intercontinental paths).
 WORST_RTT = 0.3
 SETUP_SECONDS = 0.5
@@ -377,6 +380,7 @@ class Engine(object):
             if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
                 return  # the dest never answered: no point waiting for the time bound
             if any(f.transport.arrival_limited for f in active) and self._udp_unanswered():
+                self._note(UDP_UNANSWERED)
                 active = [f for f in active if not f.transport.arrival_limited]
                 if not active:
                     return
@@ -414,19 +418,16 @@ class Engine(object):
         """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
         CONTACT_SECONDS ago and more: a host firewall dropping UDP to closed ports. Its
         budget refills in that time, so the flows that need its answers cannot be confirmed;
-        they stop (said in the result) and leave the time to the rest of the run."""
+        they stop (UDP_UNANSWERED in the result) and leave the time to the rest of the run."""
         if not self.answered:
             return False
         now = time.monotonic()
-        for key, first in self.limited_first_sent.items():
-            if key not in self.limited_answering and now - first > CONTACT_SECONDS:
-                note = ("the dest answered ICMP echo but none of the UDP probes within %.0f s "
-                        "(a firewall dropping UDP to closed ports?): the UDP flows stay "
-                        "unconfirmed" % CONTACT_SECONDS)
-                if note not in self.diags:
-                    self.diags.append(note)
-                return True
-        return False
+        return any(key not in self.limited_answering and now - first > CONTACT_SECONDS
+                   for key, first in self.limited_first_sent.items())
+
+    def _note(self, text):
+        if text not in self.diags:
+            self.diags.append(text)
 
     @staticmethod
     def _share(flows, priors=False):
@@ -784,7 +785,10 @@ class Engine(object):
                               "probes)")
         target = self.spec.get("target-mtu")
         unconfirmed = [f for f in flows if not f.search.done()]
-        if unconfirmed and not (self._udp_unanswered() and all(
+        udp_unanswered = self._udp_unanswered()
+        if udp_unanswered:
+            self._note(UDP_UNANSWERED)
+        if unconfirmed and not (udp_unanswered and all(
                 f.transport.arrival_limited for f in unconfirmed)):
             self.diags.append("some flows were not confirmed within the time bound")
         probes = self._probes_sent(flows)

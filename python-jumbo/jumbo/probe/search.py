@@ -378,7 +378,6 @@ class SizeSearch(object):
         # The proven size last: a silence above it is then evidence at once.
         return _clean(points, self.hi, self.lo) + [self.lo]
 
-
     def _companion(self, size, smaller):
         """What follows `size` in a round: `smaller` (a size expected to arrive), so that a
         silence of `size` is an ordered vote. Not when the dest's answers are rate-limited,
