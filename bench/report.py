@@ -113,7 +113,7 @@ def load_opensearch(base, prefix, mesh, results, batch=20000):
     import threading
     from jumbo.archive import record as rmod
     from jumbo.archive import open_store
-    from jumbo.archive.opensearch.store import HISTORY_INDEX, LATEST_INDEX
+    from jumbo.archive.opensearch.store import HISTORY_INDEX, LATEST_INDEX, latest_document
     store = open_store("%s/?prefix=%s" % (base, prefix))
     store.ensure_ready()
     history = prefix + HISTORY_INDEX
@@ -165,10 +165,8 @@ def load_opensearch(base, prefix, mesh, results, batch=20000):
     if lines:
         flush()
     for key, rec in latest.items():
-        body = dict(rec, path=key)
-        body["@timestamp"] = rec["start"]
         lines.append(dumps({"index": {"_index": prefix + LATEST_INDEX, "_id": key}}))
-        lines.append(dumps(body))
+        lines.append(dumps(latest_document(rec, key)))
         if len(lines) >= 2 * batch:
             flush()
     if lines:

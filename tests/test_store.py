@@ -13,6 +13,7 @@ from jumbo.archive import record as records
 from fixtures import samples
 from jumbo.archive import PermanentError, open_store
 from jumbo.archive import replay as replay_mod
+from jumbo.archive.opensearch.store import LATEST_ROW_FIELDS
 from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -179,6 +180,14 @@ def test_opensearch_idempotent_layout_and_mapping(os_store):
     history = os_store.search("jumbo_history", {"query": {"match_all": {}}})["hits"]["hits"]
     assert [h["_id"] for h in history] == [rec["id"]]
     assert history[0]["_source"]["jumbo"]["path_mtu"] == 9000
+    # the latest index: the record, and its row (the report's fields, one doc value)
+    os_store.refresh()
+    latest = os_store.search("jumbo_latest", {"query": {"match_all": {}}, "_source": False,
+                                              "docvalue_fields": ["row_v1"]})["hits"]["hits"]
+    assert len(latest) == 1 and latest[0]["_id"] == records.path_key(rec)
+    row = json.loads(latest[0]["fields"]["row_v1"][0])
+    assert dict(zip(LATEST_ROW_FIELDS, row)) == {name: rec.get(name) for name in LATEST_ROW_FIELDS}
+    assert row[:3] == ["ps-a.example.org", "ps-y", 4] and rec["path_mtu"] == 9000
 
 
 def test_opensearch_latest_never_overwritten_by_late_retry(os_store):

@@ -11,23 +11,26 @@ Layout read (written by the jumbo archiver, jumbo/archive/opensearch/store.py):
                             the jumbo archiver has no latency records
 
 What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (two
-disjoint scrolls over the latest index, side by side: doc values of the few fields needed for
-most paths, the whole _source with hops and addresses where localisation looks; composite +
+disjoint scrolls over the latest index, side by side: the one-field row (`row_v1`, the
+fields the report reads as one JSON array, see store.LATEST_ROW) of most paths, the whole
+_source with hops and addresses where localisation looks; composite +
 top_hits over the history when the window ends in the past or the latest index is missing);
 the trend (date_histogram with per-state filter sub-aggregations); the paths that changed
 state (the documents of each path that are not in its latest state, aggregated on the path
 with composite: no scripts, since a bare OpenSearch has no painless); the latency per path
-(the latest index, or an average per address pair over perfSONAR's own documents). Only the
+(the latest index's rows, or an average per address pair over perfSONAR's own documents). Only the
 histories of paths that did change are read back (at most
 MAX_CHANGED_HISTORY of them) to date the changes.
 """
 
+import json
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
+from operator import itemgetter
 
 from .. import StoreError, check_url
-from .store import OpenSearchStore
+from .store import LATEST_ROW, LATEST_ROW_FIELDS, OpenSearchStore
 
 from ...report.errors import ReportError, StoreDown
 from .. import path_state
@@ -177,12 +180,9 @@ class OpenSearchQueries(Queries):
         # run side by side (OpenSearch serves both): the paths where localisation looks (black
         # holes, and paths whose forward direction fails although the source host is
         # configured for the target) with their addresses, black hole and hops from _source;
-        # every other path with the few fields the model needs, as doc values. Each document
-        # is fetched once (reading the extras as a second pass over paths already scanned
-        # cost ~25 % more documents decompressed and decoded), and most of them without
-        # their _source: filtering ~1 kB sources down to 13 fields cost OpenSearch twice the
-        # CPU of reading the same fields' doc values (measured at 5M: 1.2 s against 0.65 s for
-        # 89,700 paths, for ~0.2 s more of Python decoding).
+        # every other path as its one-field row (_latest_values). Each document is fetched
+        # once: reading the extras as a second pass over paths already scanned cost ~25 %
+        # more documents decompressed and decoded.
         pmtu = [{"term": {"test_type": "pmtu"}}] + self._range(window, "start")
         forward_ok = {"bool": {"filter": [{"term": {"succeeded": True}},
                                           {"range": {"path_mtu": {"gte": target}}}]}}
@@ -208,41 +208,50 @@ class OpenSearchQueries(Queries):
                 failure.append(err)
         thread = threading.Thread(target=read_failing, daemon=True)
         thread.start()
-        fractional = []
         try:
-            for row in _latest_rows(self._scroll(self.latest_index, rest, fields=LATEST_DOCVALUES)):
-                if len(row.start or "") > 20:   # not YYYY-MM-DDTHH:MM:SSZ: a fraction of a second
-                    fractional.append(row)
-                else:
-                    yield row
+            intern = sys.intern
+            for values in self._latest_values(rest):
+                (source, dest, ipv, ssite, dsite, start, ok, mtu, local, pmtud, partial,
+                 reverse_mtu, reverse_pmtud) = _PMTU_VALUES(values)
+                yield Latest(
+                    intern(source) if source else source, intern(dest) if dest else dest, ipv, None, None,
+                    intern(ssite) if ssite else ssite, intern(dsite) if dsite else dsite,
+                    _iso_text(start), bool(ok), None, mtu, local,
+                    intern(pmtud) if pmtud else pmtud, bool(partial), None, None, None,
+                    reverse_mtu, intern(reverse_pmtud) if reverse_pmtud else reverse_pmtud,
+                    None, None)
         finally:
             thread.join()
         if failure:
             raise failure[0]
         yield from extra
-        yield from self._stored_starts(fractional)
 
-    def _stored_starts(self, rows):
-        """`rows` with their start as stored: doc values keep milliseconds, where a record's
-        start may carry microseconds (jumbo.core.units.iso_utc). Rare: pScheduler's run
-        times are whole seconds."""
-        for i in range(0, len(rows), 1000):
-            chunk = rows[i:i + 1000]
-            body = {"size": len(chunk), "_source": ["start"],
-                    "query": {"ids": {"values": [_path(r) for r in chunk]}}}
-            parsed = self.search(self.latest_index, body, "latest start times")
-            starts = {hit["_id"]: hit["_source"].get("start")
-                      for hit in (parsed or {}).get("hits", {}).get("hits", [])}
-            for row in chunk:
-                yield row._replace(start=_iso_text(starts.get(_path(row), row.start)))
+    def _latest_values(self, query):
+        """The LATEST_ROW_FIELDS values (a list) of every latest document matching `query`:
+        from its row (one doc value per hit, one JSON decode per page) where the archiver
+        wrote one, else from its _source (documents written before template version 4)."""
+        exists = {"exists": {"field": LATEST_ROW}}
+        with_row = {"bool": {"filter": [query, exists]}}
+        for hits in self._scroll_pages(self.latest_index, with_row, fields=[LATEST_ROW]):
+            yield from json.loads("[%s]" % ",".join(hit["fields"][LATEST_ROW][0] for hit in hits))
+        without_row = {"bool": {"filter": [query], "must_not": [exists]}}
+        for hit in self._scroll(self.latest_index, without_row, source=list(LATEST_ROW_FIELDS)):
+            src = hit.get("_source", {})
+            yield [src.get(name) for name in LATEST_ROW_FIELDS]
 
     def _has_latest_index(self):
         status, _ = self.request("HEAD", "/" + self.latest_index)
         return status == 200
 
     def _scroll(self, index, query, fields=None, source=None, shrink=1):
-        """Every hit of `query` (scroll in index order): the doc-value `fields` of each, or
-        its `_source` restricted to `source`; pages of SCROLL_PAGE / `shrink` hits."""
+        """Every hit of `query`, one by one (see _scroll_pages)."""
+        for hits in self._scroll_pages(index, query, fields, source, shrink):
+            yield from hits
+
+    def _scroll_pages(self, index, query, fields=None, source=None, shrink=1):
+        """Every hit of `query` (scroll in index order), a page (a list) at a time: the
+        doc-value `fields` of each hit (its `fields`), or its `_source` restricted to
+        `source`; pages of SCROLL_PAGE / `shrink` hits."""
         size = max(1, SCROLL_PAGE // shrink)
         body = {"size": size, "query": query, "sort": ["_doc"]}
         if fields is not None:
@@ -280,11 +289,7 @@ class OpenSearchQueries(Queries):
                 following = None
                 if len(hits) >= size and scroll_id:
                     following = self._ahead.submit(next_page, scroll_id)
-                if fields is not None:
-                    for hit in hits:
-                        yield hit.get("fields", {})
-                else:
-                    yield from hits
+                yield hits
                 if following is None:
                     return
                 parsed = following.result()
@@ -330,11 +335,8 @@ class OpenSearchQueries(Queries):
             query = {"bool": {"filter": [{"term": {"test_type": "jumbo-throughput"}},
                                          {"exists": {"field": "gain"}}] + self._range(window, "start")}}
             best = {}
-            for f in self._scroll(self.latest_index, query, fields=[
-                    "source", "dest", "ip_version", "gain", "throughput_standard", "throughput_jumbo",
-                    {"field": "start", "format": "strict_date_time_no_millis"}]):
-                item = {k: _one(f, k) for k in ("source", "dest", "ip_version", "gain",
-                                                "throughput_standard", "throughput_jumbo", "start")}
+            for values in self._latest_values(query):
+                item = dict(zip(_GAIN_FIELDS, _GAIN_VALUES(values)))
                 item["start"] = _iso_text(item["start"])
                 key = (item["source"], item["dest"], item["ip_version"])
                 if key not in best or item["start"] > best[key]["start"]:
@@ -359,20 +361,15 @@ class OpenSearchQueries(Queries):
             # The jumbo archiver keeps the newest latency result per path in the latest index.
             query = {"bool": {"filter": [{"term": {"test_type": "latency"}},
                                          {"exists": {"field": "rtt"}}] + self._range(window, "start")}}
-            # Doc values, not _source: four columns of ~90,000 documents read in half the
-            # time of decompressing their stored sources (measured at 5M: 0.95 -> 0.45 s).
             # The rows are built inline (no call per field): ~90,000 of them, built under the
             # interpreter lock the main thread needs for the latest results.
             intern = sys.intern
             out = []
-            for f in self._scroll(self.latest_index, query, fields=["source", "dest", "rtt", "loss"]):
-                source, dest = f.get("source"), f.get("dest")
-                source = source[0] if source else None
-                dest = dest[0] if dest else None
-                rtt, loss = f.get("rtt"), f.get("loss")
+            for values in self._latest_values(query):
+                source, dest, rtt, loss = _LATENCY_VALUES(values)
                 out.append((intern(source) if isinstance(source, str) else source,
                             intern(dest) if isinstance(dest, str) else dest, None, None,
-                            rtt[0] if rtt else None, (loss[0] if loss else None) or 0.0, 1))
+                            rtt, loss or 0.0, 1))
             if out:
                 return out
         # A past window (or no latest index): the newest jumbo latency record of each
@@ -533,18 +530,6 @@ def _iso_text(text):
     return text
 
 
-# Read for every path (as doc values, LATEST_DOCVALUES); the paths where localisation looks
-# also get their addresses, black hole and ordered hops (from the whole _source).
-LATEST_FIELDS_READ = ["source", "dest", "ip_version", "source_site", "dest_site", "start",
-                      "succeeded", "path_mtu", "local_mtu", "pmtud", "partial", "reverse_path_mtu",
-                      "reverse_pmtud"]
-
-
-def _one(fields, name):
-    value = fields.get(name)
-    return value[0] if value else None
-
-
 def _latest_source(src, extra):
     """A Latest from the latest index's _source and, for a path that does not carry the
     target, its extras (addresses, black hole, hops)."""
@@ -559,38 +544,18 @@ def _latest_source(src, extra):
         _intern(one("reverse_pmtud")), _compact_hops(x("hops")), None)
 
 
-# The same fields as doc values (the start in milliseconds: "...T00:00:17.000Z").
-LATEST_DOCVALUES = [f for f in LATEST_FIELDS_READ if f != "start"] + [
-    {"field": "start", "format": "strict_date_time"}]
+def _values(*names):
+    """A getter of `names` (in that order) from a list of LATEST_ROW_FIELDS values."""
+    return itemgetter(*(LATEST_ROW_FIELDS.index(name) for name in names))
 
 
-def _latest_rows(hits):
-    """Latest rows from the doc values of LATEST_DOCVALUES (each field a one-value list, or
-    absent for null): what _latest_source(src, None) gives from the _source, written out
-    without a call per field for the ~70,000 paths of a large mesh."""
-    intern = sys.intern
-    for one in hits:
-        one = one.get
-        source, dest, ssite, dsite = one("source"), one("dest"), one("source_site"), one("dest_site")
-        pmtud, reverse_pmtud, start = one("pmtud"), one("reverse_pmtud"), one("start")
-        ipv, ok, mtu, local = one("ip_version"), one("succeeded"), one("path_mtu"), one("local_mtu")
-        partial, reverse_mtu = one("partial"), one("reverse_path_mtu")
-        start = start[0] if start else None
-        if start and start.endswith(".000Z"):      # _iso_text
-            start = start[:-5] + "Z"
-        yield Latest(
-            intern(source[0]) if source else None, intern(dest[0]) if dest else None,
-            ipv[0] if ipv else None, None, None,
-            intern(ssite[0]) if ssite else None, intern(dsite[0]) if dsite else None, start,
-            bool(ok and ok[0]), None, mtu[0] if mtu else None, local[0] if local else None,
-            intern(pmtud[0]) if pmtud else None, bool(partial and partial[0]), None, None, None,
-            reverse_mtu[0] if reverse_mtu else None,
-            intern(reverse_pmtud[0]) if reverse_pmtud else None, None, None)
-
-
-def _path(row):
-    """The latest index's document _id (and `path`) of a pmtu row."""
-    return "%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version)
+_PMTU_VALUES = _values("source", "dest", "ip_version", "source_site", "dest_site", "start",
+                       "succeeded", "path_mtu", "local_mtu", "pmtud", "partial",
+                       "reverse_path_mtu", "reverse_pmtud")
+_GAIN_FIELDS = ("source", "dest", "ip_version", "gain", "throughput_standard",
+               "throughput_jumbo", "start")
+_GAIN_VALUES = _values(*_GAIN_FIELDS)
+_LATENCY_VALUES = _values("source", "dest", "rtt", "loss")
 
 
 def _intern(text):
