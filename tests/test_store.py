@@ -1,5 +1,6 @@
 """Archive stores against the real SQLite and a real OpenSearch 2.18 (scripts/opensearch.sh)."""
 
+import base64
 import json
 import multiprocessing
 import os
@@ -13,7 +14,7 @@ from jumbo.archive import record as records
 from fixtures import samples
 from jumbo.archive import PermanentError, open_store
 from jumbo.archive import replay as replay_mod
-from jumbo.archive.opensearch.store import LATEST_ROW_FIELDS
+from jumbo.archive.opensearch.store import LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS
 from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -183,11 +184,14 @@ def test_opensearch_idempotent_layout_and_mapping(os_store):
     # the latest index: the record, and its row (the report's fields, one doc value)
     os_store.refresh()
     latest = os_store.search("jumbo_latest", {"query": {"match_all": {}}, "_source": False,
-                                              "docvalue_fields": ["row_v1"]})["hits"]["hits"]
+                                              "docvalue_fields": ["row_v1", "locate_v1"]})
+    latest = latest["hits"]["hits"]
     assert len(latest) == 1 and latest[0]["_id"] == records.path_key(rec)
-    row = json.loads(latest[0]["fields"]["row_v1"][0])
-    assert dict(zip(LATEST_ROW_FIELDS, row)) == {name: rec.get(name) for name in LATEST_ROW_FIELDS}
-    assert row[:3] == ["ps-a.example.org", "ps-y", 4] and rec["path_mtu"] == 9000
+    for field, names in (("row_v1", LATEST_ROW_FIELDS), ("locate_v1", LATEST_LOCATE_FIELDS)):
+        packed = latest[0]["fields"][field][0]      # base64 without its padding
+        values = json.loads(base64.b64decode(packed + "=" * (-len(packed) % 4)))
+        assert dict(zip(names, values)) == {name: rec.get(name) for name in names}
+    assert rec["source"] == "ps-a.example.org" and rec["path_mtu"] == 9000 and rec["hops"]
 
 
 def test_opensearch_latest_never_overwritten_by_late_retry(os_store):

@@ -23,6 +23,7 @@ histories of paths that did change are read back (at most
 MAX_CHANGED_HISTORY of them) to date the changes.
 """
 
+import binascii
 import json
 import sys
 import threading
@@ -30,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from operator import itemgetter
 
 from .. import StoreError, check_url
-from .store import LATEST_ROW, LATEST_ROW_FIELDS, OpenSearchStore
+from .store import (LATEST_LOCATE, LATEST_LOCATE_FIELDS, LATEST_ROW, LATEST_ROW_FIELDS,
+                    OpenSearchStore)
 
 from ...report.errors import ReportError, StoreDown
 from .. import path_state
@@ -40,6 +42,12 @@ PAGE = 5000
 SCROLL_PAGE = 10000   # hits per scroll page
 TIMEOUT = 60.0
 MAX_CHANGED_HISTORY = 5000     # paths whose history is read back to date their changes
+
+# The packed fields read: every path's row, and the localisation values after it.
+ROW = ((LATEST_ROW, LATEST_ROW_FIELDS),)
+LOCATED = ROW + ((LATEST_LOCATE, LATEST_LOCATE_FIELDS),)
+_ROW_LENGTH = len(LATEST_ROW_FIELDS)
+
 
 LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source_site",
                  "dest_site", "start", "succeeded", "error", "path_mtu", "local_mtu", "pmtud",
@@ -196,63 +204,60 @@ class OpenSearchQueries(Queries):
 
         def read_failing():
             try:
-                # The whole _source: filtering it down to the fields read here (with the
-                # hops) cost OpenSearch twice the CPU of sending it as stored, for ~30 % more
-                # to decode here (measured at 5M), in this thread, while the main one waits
-                # for pages. Pages of 2,500: two pages of whole sources held at once (one
-                # read ahead) took ~35 MB more of the report's peak at 10,000.
-                for hit in self._scroll(self.latest_index, failing, source=True, shrink=4):
-                    src = hit.get("_source", {})
-                    extra.append(_latest_source(src, src))
+                for values in self._latest_values(failing, LOCATED):
+                    extra.append(_row_latest(values))
             except BaseException as err:  # raised in the caller's thread below
                 failure.append(err)
         thread = threading.Thread(target=read_failing, daemon=True)
         thread.start()
         try:
-            intern = sys.intern
             for values in self._latest_values(rest):
-                (source, dest, ipv, ssite, dsite, start, ok, mtu, local, pmtud, partial,
-                 reverse_mtu, reverse_pmtud) = _PMTU_VALUES(values)
-                yield Latest(
-                    intern(source) if source else source, intern(dest) if dest else dest, ipv, None, None,
-                    intern(ssite) if ssite else ssite, intern(dsite) if dsite else dsite,
-                    _iso_text(start), bool(ok), None, mtu, local,
-                    intern(pmtud) if pmtud else pmtud, bool(partial), None, None, None,
-                    reverse_mtu, intern(reverse_pmtud) if reverse_pmtud else reverse_pmtud,
-                    None, None)
+                yield _row_latest(values)
         finally:
             thread.join()
         if failure:
             raise failure[0]
         yield from extra
 
-    def _latest_values(self, query):
-        """The LATEST_ROW_FIELDS values (a list) of every latest document matching `query`:
-        from its row (one doc value per hit, one JSON decode per page) where the archiver
-        wrote one, else from its _source (documents written before template version 4)."""
-        exists = {"exists": {"field": LATEST_ROW}}
-        with_row = {"bool": {"filter": [query, exists]}}
-        for hits in self._scroll_pages(self.latest_index, with_row, fields=[LATEST_ROW]):
-            yield from json.loads("[%s]" % ",".join(hit["fields"][LATEST_ROW][0] for hit in hits))
-        without_row = {"bool": {"filter": [query], "must_not": [exists]}}
-        for hit in self._scroll(self.latest_index, without_row, source=list(LATEST_ROW_FIELDS)):
+    def _latest_values(self, query, packs=ROW):
+        """The values of the fields `packs` hold, one list per latest document matching
+        `query`: decoded from its packed fields (binary doc values, one JSON decode per page)
+        where the archiver wrote them, else from its _source (documents written before
+        template version 4)."""
+        fields = [field for field, _names in packs]
+        names = [name for _field, pack in packs for name in pack]
+        exists = [{"exists": {"field": field}} for field in fields]
+        decode = binascii.a2b_base64
+        packed = {"bool": {"filter": [query] + exists}}
+        for hits in self._scroll_pages(self.latest_index, packed, fields=fields):
+            # OpenSearch sends binary doc values in base64 without its padding; each pack is
+            # a JSON array, so a hit's values are the packs' inner texts joined.
+            texts = []
+            for hit in hits:
+                values = hit["fields"]
+                texts.append(b",".join([decode(text + "=" * (-len(text) % 4))[1:-1]
+                                        for text in (values[field][0] for field in fields)]))
+            yield from json.loads(b"[[%s]]" % b"],[".join(texts)) if texts else ()
+        unpacked = {"bool": {"filter": [query], "minimum_should_match": 1, "should": [
+            {"bool": {"must_not": [clause]}} for clause in exists]}}
+        for hit in self._scroll(self.latest_index, unpacked, source=names):
             src = hit.get("_source", {})
-            yield [src.get(name) for name in LATEST_ROW_FIELDS]
+            yield [src.get(name) for name in names]
 
     def _has_latest_index(self):
         status, _ = self.request("HEAD", "/" + self.latest_index)
         return status == 200
 
-    def _scroll(self, index, query, fields=None, source=None, shrink=1):
+    def _scroll(self, index, query, fields=None, source=None):
         """Every hit of `query`, one by one (see _scroll_pages)."""
-        for hits in self._scroll_pages(index, query, fields, source, shrink):
+        for hits in self._scroll_pages(index, query, fields, source):
             yield from hits
 
-    def _scroll_pages(self, index, query, fields=None, source=None, shrink=1):
+    def _scroll_pages(self, index, query, fields=None, source=None):
         """Every hit of `query` (scroll in index order), a page (a list) at a time: the
         doc-value `fields` of each hit (its `fields`), or its `_source` restricted to
-        `source`; pages of SCROLL_PAGE / `shrink` hits."""
-        size = max(1, SCROLL_PAGE // shrink)
+        `source`; pages of SCROLL_PAGE hits."""
+        size = SCROLL_PAGE
         body = {"size": size, "query": query, "sort": ["_doc"]}
         if fields is not None:
             # No stored field at all (not even _id): OpenSearch then reads only doc values,
@@ -530,18 +535,23 @@ def _iso_text(text):
     return text
 
 
-def _latest_source(src, extra):
-    """A Latest from the latest index's _source and, for a path that does not carry the
-    target, its extras (addresses, black hole, hops)."""
-    one = src.get
-    x = extra.get if extra else (lambda k: None)
+def _row_latest(values):
+    """A Latest from a pmtu document's row values, with its localisation values after them
+    when they were read (LOCATED)."""
+    intern = sys.intern
+    (source, dest, ipv, ssite, dsite, start, ok, mtu, local, pmtud, partial, reverse_mtu,
+     reverse_pmtud) = _PMTU_VALUES(values)
+    if len(values) > _ROW_LENGTH:
+        source_ip, dest_ip, bh_ttl, bh_ip, bh_size, hops = values[_ROW_LENGTH:]
+        source_ip, dest_ip, hops = _intern(source_ip), _intern(dest_ip), _compact_hops(hops)
+    else:
+        source_ip = dest_ip = bh_ttl = bh_ip = bh_size = hops = None
     return Latest(
-        _intern(one("source")), _intern(one("dest")), one("ip_version"), _intern(x("source_ip")),
-        _intern(x("dest_ip")), _intern(one("source_site")), _intern(one("dest_site")),
-        _iso_text(one("start")), bool(one("succeeded")), None,
-        one("path_mtu"), one("local_mtu"), _intern(one("pmtud")), bool(one("partial")),
-        x("blackhole_ttl"), x("blackhole_ip"), x("blackhole_size"), one("reverse_path_mtu"),
-        _intern(one("reverse_pmtud")), _compact_hops(x("hops")), None)
+        intern(source) if source else source, intern(dest) if dest else dest, ipv, source_ip,
+        dest_ip, intern(ssite) if ssite else ssite, intern(dsite) if dsite else dsite,
+        _iso_text(start), bool(ok), None, mtu, local, intern(pmtud) if pmtud else pmtud,
+        bool(partial), bh_ttl, bh_ip, bh_size, reverse_mtu,
+        intern(reverse_pmtud) if reverse_pmtud else reverse_pmtud, hops, None)
 
 
 def _values(*names):

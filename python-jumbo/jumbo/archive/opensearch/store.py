@@ -29,8 +29,8 @@ installs, overrides or extends a template, mapping or setting of those. It owns:
                   suite's own types also `raw` (the result object, not indexed).
   jumbo_latest    plain index, newest record per path (`_id` = path), version =
                   start in epoch ms, version_type external_gte (older retry = 409);
-                  with the record's fields, `row_v1`: the ones the report reads for
-                  every path, as one JSON array (latest_document()).
+                  with the record's fields, `row_v1` and `locate_v1`: the ones the
+                  report reads, packed in binary doc values (latest_document()).
   jumbo_rejected  one document per run whose document a stream refused (mapping
                   conflict): run, stream, field, reason. The count is what
                   `python3 -m jumbo.archive.opensearch.setup check` prints.
@@ -154,24 +154,32 @@ def stream_mapping(test_type):
             "dynamic_templates": DYNAMIC_TEMPLATES, "properties": properties}
 
 
-# The latest index's `row_v1`: the record fields the report reads for every path, as one
-# JSON array in one doc value. The report reads ~180,000 latest documents of a 300-host mesh;
-# fetching 13 doc-value fields of each cost OpenSearch and the report ~4x fetching one (each
-# field of each hit is looked up and serialised apart; measured at 5M: 1.38 s against 0.34 s
-# for the 89,700 pmtu paths). A different layout is a new field (row_v2), never a change of
-# this one: a report reads the rows it knows and the documents without them from _source.
+# Two fields of each jumbo_latest document pack record fields as one JSON array (UTF-8) in
+# one binary doc value (base64 in the document, as OpenSearch takes binary values):
+#   row_v1     the fields the report reads for every path;
+#   locate_v1  the addresses, black hole and hops it reads where it localises a failure.
+# The report reads ~180,000 latest documents of a 300-host mesh: 13 doc-value fields per hit
+# cost ~4x one field (each is looked up and serialised apart: 1.0 s against 0.25 s for the
+# 67,800 pmtu paths that need no localisation, at 5M), a keyword doc value of unique ~200-byte
+# rows ~2.5x a binary one (its term dictionary is decompressed at every lookup), and whole
+# _source documents with their hops ~3x the packed fields. A different layout is a new field
+# (row_v2), never a change of these: a report reads the fields it knows, and the documents
+# without them from _source.
 LATEST_ROW = "row_v1"
 LATEST_ROW_FIELDS = (
     "source", "dest", "ip_version", "source_site", "dest_site", "start", "succeeded",
     "path_mtu", "local_mtu", "pmtud", "partial", "reverse_path_mtu", "reverse_pmtud",
     "rtt", "loss", "gain", "throughput_standard", "throughput_jumbo")
+LATEST_LOCATE = "locate_v1"
+LATEST_LOCATE_FIELDS = ("source_ip", "dest_ip", "blackhole_ttl", "blackhole_ip",
+                        "blackhole_size", "hops")
+PACKED = {"type": "binary", "doc_values": True}
 
 INDEX_MAPPINGS = {
     HISTORY_INDEX: {"dynamic": False, "properties": {
         "@timestamp": DATE, "jumbo": JUMBO_MAPPING, "raw": NOT_INDEXED}},
     LATEST_INDEX: {"dynamic": False, "properties": dict(
-        JUMBO_PROPERTIES, **{"@timestamp": DATE,
-                             LATEST_ROW: {"type": "keyword", "index": False, "doc_values": True}})},
+        JUMBO_PROPERTIES, **{"@timestamp": DATE, LATEST_ROW: PACKED, LATEST_LOCATE: PACKED})},
     REJECTED_INDEX: {"dynamic": False, "properties": {
         "@timestamp": DATE, "run_id": KEYWORD, "run_href": KEYWORD, "record_id": KEYWORD,
         "stream": KEYWORD, "field": KEYWORD, "reason": TEXT, "test_type": KEYWORD}},
@@ -188,7 +196,9 @@ def latest_document(rec, key):
     body = dict(rec)
     body["path"] = key
     body["@timestamp"] = rec["start"]
-    body[LATEST_ROW] = _json([rec.get(name) for name in LATEST_ROW_FIELDS])
+    for field, names in ((LATEST_ROW, LATEST_ROW_FIELDS), (LATEST_LOCATE, LATEST_LOCATE_FIELDS)):
+        packed = _json([rec.get(name) for name in names]).encode("utf-8")
+        body[field] = base64.b64encode(packed).decode("ascii")
     return body
 
 
