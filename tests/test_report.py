@@ -666,9 +666,10 @@ def test_opensearch_latest_documents_without_packed_fields(opensearch_url, recor
 
 
 def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
-    """A version-1 store (no summary tables) is reported from its history; opened once by a
-    version-2 writer it gets the summaries, filled from that history, counted exactly like
-    the ones the trigger keeps; both give the golden report."""
+    """A version-1 store (no summary tables, no latest_rows) is reported from its history and
+    the latest/results join; opened once by a version-3 writer it gets the summaries, filled
+    from that history, counted exactly like the ones the trigger keeps, and latest_rows, the
+    same rows the triggers keep; both give the golden report."""
     import sqlite3
     from jumbo.archive.queries import open_queries
     from jumbo.archive import open_store
@@ -676,24 +677,29 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     url = "sqlite:///" + path
     _load(url, records)
     conn = sqlite3.connect(path)
-    kept = {t: sorted(conn.execute("SELECT * FROM %s" % t)) for t in ("pmtu_days", "pmtu_path_states")}
+    kept = {t: sorted(conn.execute("SELECT * FROM %s" % t), key=repr)
+            for t in ("pmtu_days", "pmtu_path_states", "latest_rows")}
     assert sum(r[-3] for r in kept["pmtu_days"]) == sum(1 for r in records if r["test_type"] == "pmtu")
+    assert len(kept["latest_rows"]) == conn.execute("SELECT COUNT(*) FROM latest").fetchone()[0]
+    assert len(kept["latest_rows"]) >= MESH.expected()["paths"]
     conn.executescript("DROP TRIGGER results_pmtu_summary; DROP TABLE pmtu_days; "
-                       "DROP TABLE pmtu_path_states; PRAGMA user_version = 1;")
+                       "DROP TABLE pmtu_path_states; DROP TRIGGER latest_rows_insert; "
+                       "DROP TRIGGER latest_rows_update; DROP TABLE latest_rows; "
+                       "PRAGMA user_version = 1;")
     conn.close()
     with open(GOLDEN) as handle:
         golden = [g["report"] for g in json.load(handle)]
     queries = open_queries(url)
-    assert not queries.has_summary
+    assert not queries.has_summary and not queries.has_latest_rows
     queries.close()
     assert [g["report"] for g in golden_reports(url)] == golden
     open_store(url).close()          # the upgrade
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
-    assert {t: sorted(conn.execute("SELECT * FROM %s" % t)) for t in kept} == kept
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert {t: sorted(conn.execute("SELECT * FROM %s" % t), key=repr) for t in kept} == kept
     conn.close()
     queries = open_queries(url)
-    assert queries.has_summary
+    assert queries.has_summary and queries.has_latest_rows
     queries.close()
     assert [g["report"] for g in golden_reports(url)] == golden
 

@@ -14,6 +14,7 @@ from jumbo.archive import record as records
 from fixtures import samples
 from jumbo.archive import PermanentError, open_store
 from jumbo.archive import replay as replay_mod
+from jumbo.archive.sqlite import store as sqlite_store
 from jumbo.archive.opensearch.store import LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS
 from opensearch_fixture import drop_prefix
 
@@ -109,6 +110,17 @@ def test_sqlite_idempotent_and_latest(tmp_path):
                            "PRAGMA journal_mode; SELECT name FROM sqlite_master WHERE type='index'"],
                           stdout=subprocess.PIPE, universal_newlines=True).stdout
     assert rows.startswith("wal") and "results_path_start" in rows and "results_day" in rows
+    # latest_rows, the copy the report reads, follows `latest` (a newer run replaces the row,
+    # the late retry above did not); same-start runs: the larger id wins, as in `latest`
+    newest = samples.pmtu_envelope(0, dest="ps-x", minutes=90, path_mtu=8950)
+    assert store.put_many([newest, samples.pmtu_envelope(5, dest="ps-x", minutes=90)]) == [None] * 2
+    columns = ", ".join(sqlite_store.LATEST_ROW_COLUMNS)
+    view = sorted(store.conn.execute("SELECT %s FROM latest_results" % columns))
+    copy = sorted(store.conn.execute("SELECT %s FROM latest_rows" % columns))
+    assert copy == view and len(copy) == 2            # the pmtu path and the trace path
+    start = sqlite_store.LATEST_ROW_COLUMNS.index("start")
+    assert sorted(r[start] for r in copy)[-1] == "2026-05-20T11:30:00Z"
+    assert store.latest("pmtu")[0]["start"] == "2026-05-20T11:30:00Z"
     store.close()
 
 

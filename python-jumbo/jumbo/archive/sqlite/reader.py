@@ -4,8 +4,9 @@ The store (jumbo/archive/sqlite/store.py) keeps `results` (one row per run, with
 source|dest|ip_version|test_type and `day`, indexed on (path, start) and (day, test_type))
 and `latest` (path -> id of its newest result). Everything is computed by SQLite:
 
-  latest per path   `latest` joined to `results` (or ROW_NUMBER() over each path's history
-                    when the window ends in the past)
+  latest per path   `latest_rows`, the store's copy of each path's newest row (version 3;
+                    `latest` joined to `results` in an older store; ROW_NUMBER() over each
+                    path's history when the window ends in the past)
   trend + changes   ONE pass over the window's results: GROUP BY day for the trend, and in
                     the same pass the paths that were ever in another state than their
                     latest one (joined to a small temp table of latest states); only those
@@ -70,6 +71,8 @@ class SqliteQueries(Queries):
             raise StoreDown("cannot read the store %s: %s" % (self.path, err))
         self.has_path = "path" in self.columns
         self.has_latest = self.has_path and "latest" in tables
+        # The version-3 copy of each path's newest row (jumbo/archive/sqlite/store.py).
+        self.has_latest_rows = self.table == "results" and "latest_rows" in tables
         self.part = "path" if self.has_path else "source, dest, ip_version"
         # The version-2 summaries (jumbo/archive/sqlite/store.py), only for the store's own table.
         self.has_summary = (self.has_latest and self.table == "results"
@@ -159,16 +162,26 @@ class SqliteQueries(Queries):
                         % (_quote(self.table), where), args)[0]
         return row[0], row[1], row[2]
 
+    def _newest(self, test_type, window):
+        """FROM and WHERE of the newest result `r` of each path of `test_type` started in
+        `window` (since only: has_latest and no `until`), and their arguments: the store's
+        copy of those rows (latest_rows), or `latest` joined to the results."""
+        if self.has_latest_rows:
+            sql = "FROM latest_rows AS r WHERE r.test_type = ?"
+        else:
+            sql = ("FROM latest JOIN %s AS r ON r.id = latest.id WHERE latest.test_type = ?"
+                   % _quote(self.table))
+        args = [test_type]
+        if window.since:
+            sql += " AND r.start >= ?"
+            args.append(window.since)
+        return sql, args
+
     def _latest_sql(self, window):
         if self.has_latest and not window.until:
-            # The store keeps the newest result of each path: a join, no scan of the history.
-            sql = ("SELECT %s, NULL FROM latest JOIN %s AS r ON r.id = latest.id "
-                   "WHERE latest.test_type = 'pmtu'" % (self._selected("r."), _quote(self.table)))
-            args = []
-            if window.since:
-                sql += " AND latest.start >= ?"
-                args.append(window.since)
-            return sql, args
+            # The store keeps the newest result of each path: no scan of the history.
+            sql, args = self._newest("pmtu", window)
+            return "SELECT %s, NULL %s" % (self._selected("r."), sql), args
         where, args = self._where(window)
         sql = ("SELECT %s, n FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) "
                "AS rn, COUNT(*) OVER (PARTITION BY %s) AS n FROM %s %s) WHERE rn = 1"
@@ -216,14 +229,9 @@ class SqliteQueries(Queries):
         self._run("CREATE TEMP TABLE report_latest (path TEXT PRIMARY KEY, st TEXT) WITHOUT ROWID")
         if latest is None and self.history_self_contained(window):
             # The latest state of each path, computed by SQLite from the latest table.
-            sql = ("INSERT OR REPLACE INTO temp.report_latest SELECT latest.path, %s FROM latest "
-                   "JOIN %s AS r ON r.id = latest.id WHERE latest.test_type = 'pmtu'"
-                   % (path_state.sql(target), _quote(self.table)))
-            largs = []
-            if window.since:
-                sql += " AND latest.start >= ?"
-                largs.append(window.since)
-            self._run(sql, largs)
+            newest, largs = self._newest("pmtu", window)
+            self._run("INSERT OR REPLACE INTO temp.report_latest SELECT r.path, %s %s"
+                      % (path_state.sql(target), newest), largs)
         else:
             if latest is None:
                 latest = list(self.latest(window, target))
@@ -314,13 +322,8 @@ class SqliteQueries(Queries):
         cols = "r.source, r.dest, r.ip_version, r.gain, %s, %s, r.start" % (
             "r." + self._col("throughput_standard"), "r." + self._col("throughput_jumbo"))
         if self.has_latest and not window.until:
-            sql = ("SELECT %s FROM latest JOIN %s AS r ON r.id = latest.id "
-                   "WHERE latest.test_type = 'jumbo-throughput' AND r.gain IS NOT NULL" %
-                   (cols, _quote(self.table)))
-            args = []
-            if window.since:
-                sql += " AND latest.start >= ?"
-                args.append(window.since)
+            newest, args = self._newest(GAIN_TEST, window)
+            sql = "SELECT %s %s AND r.gain IS NOT NULL" % (cols, newest)
         else:
             where, args = self._where(window, test_type=GAIN_TEST)
             where = (where + " AND " if where else "WHERE ") + "gain IS NOT NULL"
@@ -343,12 +346,8 @@ class SqliteQueries(Queries):
             "r." + self._col("loss") if "loss" in self.columns else "0")
         if self.has_latest and not window.until:
             # The newest latency result of each path (the latest table: no scan).
-            sql = ("SELECT %s, 1 FROM latest JOIN %s AS r ON r.id = latest.id "
-                   "WHERE latest.test_type = 'latency' AND r.rtt IS NOT NULL" % (cols, _quote(self.table)))
-            args = []
-            if window.since:
-                sql += " AND latest.start >= ?"
-                args.append(window.since)
+            newest, args = self._newest("latency", window)
+            sql = "SELECT %s, 1 %s AND r.rtt IS NOT NULL" % (cols, newest)
         else:
             clauses, args = ["test_type = 'latency'", "rtt IS NOT NULL"], []
             if window.since:
@@ -360,5 +359,7 @@ class SqliteQueries(Queries):
             sql = ("SELECT %s, 1 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) rn "
                    "FROM %s WHERE %s) AS r WHERE rn = 1" % (cols, self.part, _quote(self.table),
                                                            " AND ".join(clauses)))
-        return [tuple(sys.intern(v) if v.__class__ is str else v for v in r)
-                for r in self._run(sql, args)]
+        def shared(text):     # hosts and addresses repeat across ~90,000 rows
+            return sys.intern(text) if text.__class__ is str else text
+        return [(shared(source), shared(dest), shared(source_ip), shared(dest_ip), rtt, loss, n)
+                for source, dest, source_ip, dest_ip, rtt, loss, n in self._run(sql, args)]

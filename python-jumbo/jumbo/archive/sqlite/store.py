@@ -5,7 +5,7 @@ URL: sqlite:///relative/path.db or sqlite:////absolute/path.db (node default
 timeout (30 s), each batch one IMMEDIATE transaction. A write that still finds
 the database locked is a transient error (the archiver retries).
 
-Schema (SCHEMA_VERSION 2, kept in `PRAGMA user_version`):
+Schema (SCHEMA_VERSION 3, kept in `PRAGMA user_version`):
 
   results   one row per run (PRIMARY KEY id = jumbo.archive.record id, so a result archived
             twice is one row; INSERT OR IGNORE). Columns: every jumbo.archive.record field
@@ -21,13 +21,19 @@ Schema (SCHEMA_VERSION 2, kept in `PRAGMA user_version`):
             start, id (-> results.id). Updated only when the new start >= the stored
             one, so a late retry never replaces a newer result.
   latest_results   VIEW: results rows joined to latest (the newest row of each path).
+  latest_rows   (version 3) a copy of each path's newest results row (every column but
+            `raw`), clustered by (test_type, path), kept by triggers on `latest`: the report
+            reads the newest results of a test type as one range of one table, where the
+            join above costs two B-tree lookups per path in a table of millions of rows
+            (at 5M results: 0.75 s for 89,700 pmtu paths).
   pmtu_days, pmtu_path_states   (version 2) counts of pmtu results per day and per path, by
             the values a result's state depends on (succeeded, path_mtu, reverse_path_mtu,
             local_mtu for the days, black hole yes/no; NULL kept as -1), kept by a trigger on
             every insert into results. They let the adoption report draw its trend and find the
             paths that changed state without reading the history (its cost follows the number of
             paths, not of stored results). A version-1 store gets them, filled from its history,
-            the first time a version-2 writer opens it.
+            the first time a version-2 writer opens it (and a store of an earlier version its
+            latest_rows, filled from latest and results, the first time a version-3 one does).
 
 Query examples for the report:
   SELECT * FROM latest_results WHERE test_type = 'pmtu';
@@ -42,7 +48,7 @@ import sqlite3
 from .. import record as records
 from .. import PermanentError, TransientError, path_state
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT = 30.0
 
 BOOL_FIELDS = ("succeeded", "jumbo", "partial")
@@ -123,6 +129,30 @@ _SUMMARY_FILL = (
     "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5" % path_state.sql_blackhole("r."),
 )
 
+# Version 3: latest_rows (see the module docstring). `latest` is written by upsert: its DO
+# UPDATE fires the update trigger, and only when the new result is the newer one. (Delete,
+# then insert: a trigger's INSERT OR REPLACE takes the upsert's conflict policy, ABORT.)
+LATEST_ROW_COLUMNS = tuple(name for name in COLUMNS if name != "raw")
+_LATEST_ROW_COPY = ("DELETE FROM latest_rows WHERE test_type = NEW.test_type AND path = NEW.path; "
+                    "INSERT INTO latest_rows SELECT %s FROM results WHERE id = NEW.id;"
+                    % ", ".join(LATEST_ROW_COLUMNS))
+_LATEST_ROWS_DDL = (
+    "CREATE TABLE IF NOT EXISTS latest_rows (%s, PRIMARY KEY (test_type, path)) WITHOUT ROWID"
+    % ", ".join("%s %s" % (name, "TEXT NOT NULL" if name in ("test_type", "path")
+                           else _TYPES.get(name, "TEXT")) for name in LATEST_ROW_COLUMNS),
+    "CREATE TRIGGER IF NOT EXISTS latest_rows_insert AFTER INSERT ON latest BEGIN %s END"
+    % _LATEST_ROW_COPY,
+    "CREATE TRIGGER IF NOT EXISTS latest_rows_update AFTER UPDATE OF id ON latest BEGIN %s END"
+    % _LATEST_ROW_COPY,
+)
+_LATEST_ROWS_FILL = (
+    "DELETE FROM latest_rows",
+    "INSERT INTO latest_rows SELECT %s FROM latest JOIN results AS r ON r.id = latest.id"
+    % ", ".join("r." + name for name in LATEST_ROW_COLUMNS),
+)
+# What each version adds to the one before it, and how it is filled from what is stored.
+_UPGRADES = ((2, _SUMMARY_DDL + _SUMMARY_FILL), (3, _LATEST_ROWS_DDL + _LATEST_ROWS_FILL))
+
 
 _INSERT = "INSERT OR IGNORE INTO results (%s) VALUES (%s)" % (
     ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS)))
@@ -195,14 +225,18 @@ class SQLiteStore(object):
             raise PermanentError("SQLite store %s: %s" % (path, err))
 
     def _upgrade(self):
-        """Version 1 -> 2: the summary tables, their trigger and their content from the
-        history, in one transaction; checked again under the lock so that two writers opening
+        """From the store's version to SCHEMA_VERSION (_UPGRADES: the summary tables, then
+        latest_rows, each with its triggers and its content from what is stored), in one
+        transaction; the version is read again under the lock so that two writers opening
         the same old store do not both fill them."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            if self.conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-                for sql in _SUMMARY_DDL + _SUMMARY_FILL:
-                    self.conn.execute(sql)
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:
+                for target, statements in _UPGRADES:
+                    if version < target:
+                        for sql in statements:
+                            self.conn.execute(sql)
                 self.conn.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
             self.conn.execute("COMMIT")
         except BaseException:
