@@ -11,9 +11,9 @@ Layout read (written by the jumbo archiver, jumbo/archive/opensearch/store.py):
                             the jumbo archiver has no latency records
 
 What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (two
-disjoint scrolls over the latest index, side by side: the one-field row (`row_v1`, the
-fields the report reads as one JSON array, see store.LATEST_ROW) of most paths, the whole
-_source with hops and addresses where localisation looks; composite +
+disjoint scrolls over the latest index, side by side, of the fields the report reads packed
+in binary doc values (store.LATEST_ROW for every path, store.LATEST_LOCATE's addresses, black
+hole and hops too where localisation looks; _source for documents without them); composite +
 top_hits over the history when the window ends in the past or the latest index is missing);
 the trend (date_histogram with per-state filter sub-aggregations); the paths that changed
 state (the documents of each path that are not in its latest state, aggregated on the path
@@ -187,10 +187,10 @@ class OpenSearchQueries(Queries):
         # The latest-per-path index: one document per path, read in two disjoint scrolls that
         # run side by side (OpenSearch serves both): the paths where localisation looks (black
         # holes, and paths whose forward direction fails although the source host is
-        # configured for the target) with their addresses, black hole and hops from _source;
-        # every other path as its one-field row (_latest_values). Each document is fetched
-        # once: reading the extras as a second pass over paths already scanned cost ~25 %
-        # more documents decompressed and decoded.
+        # configured for the target) with their addresses, black hole and hops; every other
+        # path without them (_latest_values). Each document is fetched once: reading the
+        # extras as a second pass over paths already scanned cost ~25 % more documents
+        # decompressed and decoded.
         pmtu = [{"term": {"test_type": "pmtu"}}] + self._range(window, "start")
         forward_ok = {"bool": {"filter": [{"term": {"succeeded": True}},
                                           {"range": {"path_mtu": {"gte": target}}}]}}
@@ -563,7 +563,7 @@ _PMTU_VALUES = _values("source", "dest", "ip_version", "source_site", "dest_site
                        "succeeded", "path_mtu", "local_mtu", "pmtud", "partial",
                        "reverse_path_mtu", "reverse_pmtud")
 _GAIN_FIELDS = ("source", "dest", "ip_version", "gain", "throughput_standard",
-               "throughput_jumbo", "start")
+                "throughput_jumbo", "start")
 _GAIN_VALUES = _values(*_GAIN_FIELDS)
 _LATENCY_VALUES = _values("source", "dest", "rtt", "loss")
 
