@@ -244,6 +244,26 @@ def _pmtu_count(url):
         queries.close()
 
 
+def _current_layout(store, url):
+    """Whether reused data is in the layout this code writes (else the report would measure a
+    fallback): a SQLite store is upgraded by opening it as the archiver does; an OpenSearch
+    latest index must carry the packed fields (template version 4)."""
+    from jumbo.archive import open_store
+    if store == "sqlite":
+        open_store(url).close()
+        return True
+    from jumbo.archive.opensearch.store import LATEST_INDEX, LATEST_LOCATE, LATEST_ROW
+    opened = open_store(url)
+    try:
+        status, parsed = opened.request("GET", "/%s/_mapping" % opened.name(LATEST_INDEX))
+    finally:
+        opened.close()
+    if status != 200 or not isinstance(parsed, dict):
+        return False
+    properties = list(parsed.values())[0].get("mappings", {}).get("properties", {})
+    return LATEST_ROW in properties and LATEST_LOCATE in properties
+
+
 def _drop_prefix(base, prefix):
     _http("%s/_data_stream/%s*" % (base, prefix), "DELETE")
     _http("%s/%s*" % (base, prefix), "DELETE")
@@ -272,7 +292,8 @@ def main(argv=None):
     p.add_argument("--keep", action="store_true",
                    help="keep the loaded data afterwards (SQLite files, OpenSearch prefixes benchrep<N>_)")
     p.add_argument("--reuse", action="store_true",
-                   help="report on data kept by an earlier --keep run when it holds N results (no load)")
+                   help="report on data kept by an earlier --keep run when it holds N results in the "
+                        "layout this code writes (no load)")
     p.add_argument("--sqlite-db", help="report on these already loaded SQLite stores (one per --results)")
     p.add_argument("--opensearch-prefix", help="report on these already loaded index prefixes (one per --results)")
     args = p.parse_args(argv)
@@ -311,13 +332,15 @@ def main(argv=None):
                     path = os.path.abspath(db) if db else os.path.join(
                         args.workdir, "report-bench-%d.db" % results)
                     url = "sqlite:///" + path
-                    if not db and not (args.reuse and _pmtu_count(url) == results):
+                    if not db and not (args.reuse and _pmtu_count(url) == results
+                                       and _current_layout(store, url)):
                         n, secs = load_sqlite(path, _mesh(args.hosts), results)
                 else:
                     prefix = given_prefix or ("benchrep%d_" % results if args.keep or args.reuse
                                               else "bench%s_" % uuid.uuid4().hex[:6])
                     url = "%s/?prefix=%s" % (base, prefix)
-                    if not given_prefix and not (args.reuse and _pmtu_count(url) == results):
+                    if not given_prefix and not (args.reuse and _pmtu_count(url) == results
+                                                 and _current_layout(store, url)):
                         _drop_prefix(base, prefix)
                         n, secs = load_opensearch(base, prefix, _mesh(args.hosts), results)
                     if not given_prefix and not args.keep:
