@@ -246,22 +246,17 @@ def _pmtu_count(url):
 
 def _current_layout(store, url):
     """Whether reused data is in the layout this code writes (else the report would measure a
-    fallback): a SQLite store is upgraded by opening it as the archiver does; an OpenSearch
-    latest index must carry the packed fields (template version 4)."""
+    fallback): a SQLite store is upgraded by opening it, as the archiver does; an OpenSearch
+    one must pass the archiver's own set-up check (its indices at TEMPLATE_VERSION)."""
     from jumbo.archive import open_store
-    if store == "sqlite":
-        open_store(url).close()
-        return True
-    from jumbo.archive.opensearch.store import LATEST_INDEX, LATEST_LOCATE, LATEST_ROW
     opened = open_store(url)
     try:
-        status, parsed = opened.request("GET", "/%s/_mapping" % opened.name(LATEST_INDEX))
+        if store == "sqlite":
+            return True
+        from jumbo.archive.opensearch import setup
+        return not setup.problems(opened)
     finally:
         opened.close()
-    if status != 200 or not isinstance(parsed, dict):
-        return False
-    properties = list(parsed.values())[0].get("mappings", {}).get("properties", {})
-    return LATEST_ROW in properties and LATEST_LOCATE in properties
 
 
 def _drop_prefix(base, prefix):

@@ -119,6 +119,9 @@ def _build_all(queries, opts):
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
 
+        def interval_of(first, last):
+            return opts.interval or _interval(window, first, last)
+
         def counted():
             """(count, first, last, interval); NoData when there is nothing to report."""
             count, first, last = f_count.result()
@@ -129,13 +132,13 @@ def _build_all(queries, opts):
                         raise NoData("no pmtu results in the window %s (the store holds %d results)"
                                      % (window.describe(), total))
                 raise NoData("the store holds no pmtu results yet: nothing to report")
-            return count, first, last, opts.interval or _interval(window, first, last)
+            return count, first, last, interval_of(first, last)
 
         def trend_after_count():
             count, first, last = f_count.result()
             if not count:
                 return []       # the main thread raises NoData
-            return queries.trend(window, target, opts.interval or _interval(window, first, last))
+            return queries.trend(window, target, interval_of(first, last))
 
         f_hist = f_trend = None
         if queries.history_self_contained(window):

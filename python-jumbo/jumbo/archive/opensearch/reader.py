@@ -31,8 +31,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from operator import itemgetter
 
 from .. import StoreError, check_url
-from .store import (LATEST_LOCATE, LATEST_LOCATE_FIELDS, LATEST_ROW, LATEST_ROW_FIELDS,
-                    OpenSearchStore)
+from .store import LATEST_PACKS, LATEST_ROW_FIELDS, OpenSearchStore
 
 from ...report.errors import ReportError, StoreDown
 from .. import path_state
@@ -44,8 +43,8 @@ TIMEOUT = 60.0
 MAX_CHANGED_HISTORY = 5000     # paths whose history is read back to date their changes
 
 # The packed fields read: every path's row, and the localisation values after it.
-ROW = ((LATEST_ROW, LATEST_ROW_FIELDS),)
-LOCATED = ROW + ((LATEST_LOCATE, LATEST_LOCATE_FIELDS),)
+ROW = LATEST_PACKS[:1]
+LOCATED = LATEST_PACKS
 _ROW_LENGTH = len(LATEST_ROW_FIELDS)
 
 

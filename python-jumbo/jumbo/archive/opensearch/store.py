@@ -173,13 +173,15 @@ LATEST_ROW_FIELDS = (
 LATEST_LOCATE = "locate_v1"
 LATEST_LOCATE_FIELDS = ("source_ip", "dest_ip", "blackhole_ttl", "blackhole_ip",
                         "blackhole_size", "hops")
+# (field, the record fields it packs), in the order a reader joins their values.
+LATEST_PACKS = ((LATEST_ROW, LATEST_ROW_FIELDS), (LATEST_LOCATE, LATEST_LOCATE_FIELDS))
 PACKED = {"type": "binary", "doc_values": True}
 
 INDEX_MAPPINGS = {
     HISTORY_INDEX: {"dynamic": False, "properties": {
         "@timestamp": DATE, "jumbo": JUMBO_MAPPING, "raw": NOT_INDEXED}},
     LATEST_INDEX: {"dynamic": False, "properties": dict(
-        JUMBO_PROPERTIES, **{"@timestamp": DATE, LATEST_ROW: PACKED, LATEST_LOCATE: PACKED})},
+        JUMBO_PROPERTIES, **{"@timestamp": DATE}, **{field: PACKED for field, _ in LATEST_PACKS})},
     REJECTED_INDEX: {"dynamic": False, "properties": {
         "@timestamp": DATE, "run_id": KEYWORD, "run_href": KEYWORD, "record_id": KEYWORD,
         "stream": KEYWORD, "field": KEYWORD, "reason": TEXT, "test_type": KEYWORD}},
@@ -196,7 +198,7 @@ def latest_document(rec, key):
     body = dict(rec)
     body["path"] = key
     body["@timestamp"] = rec["start"]
-    for field, names in ((LATEST_ROW, LATEST_ROW_FIELDS), (LATEST_LOCATE, LATEST_LOCATE_FIELDS)):
+    for field, names in LATEST_PACKS:
         packed = _json([rec.get(name) for name in names]).encode("utf-8")
         body[field] = base64.b64encode(packed).decode("ascii")
     return body

@@ -67,15 +67,15 @@ _TYPES = {
 }
 
 
+def _column(name):
+    """The definition of a results column (also latest_rows', whose key is its own)."""
+    if name in ("test_type", "start", "day", "path"):
+        return "%s TEXT NOT NULL" % name
+    return "%s %s" % (name, _TYPES.get(name, "TEXT"))
+
+
 def _schema_sql():
-    cols = []
-    for name in COLUMNS:
-        if name == "id":
-            cols.append("id TEXT PRIMARY KEY")
-        elif name in ("test_type", "start", "day", "path"):
-            cols.append("%s TEXT NOT NULL" % name)
-        else:
-            cols.append("%s %s" % (name, _TYPES.get(name, "TEXT")))
+    cols = ["id TEXT PRIMARY KEY" if name == "id" else _column(name) for name in COLUMNS]
     return """
 CREATE TABLE IF NOT EXISTS results (
   %s
@@ -138,8 +138,7 @@ _LATEST_ROW_COPY = ("DELETE FROM latest_rows WHERE test_type = NEW.test_type AND
                     % ", ".join(LATEST_ROW_COLUMNS))
 _LATEST_ROWS_DDL = (
     "CREATE TABLE IF NOT EXISTS latest_rows (%s, PRIMARY KEY (test_type, path)) WITHOUT ROWID"
-    % ", ".join("%s %s" % (name, "TEXT NOT NULL" if name in ("test_type", "path")
-                           else _TYPES.get(name, "TEXT")) for name in LATEST_ROW_COLUMNS),
+    % ", ".join(_column(name) for name in LATEST_ROW_COLUMNS),
     "CREATE TRIGGER IF NOT EXISTS latest_rows_insert AFTER INSERT ON latest BEGIN %s END"
     % _LATEST_ROW_COPY,
     "CREATE TRIGGER IF NOT EXISTS latest_rows_update AFTER UPDATE OF id ON latest BEGIN %s END"
