@@ -165,7 +165,11 @@ class Engine(object):
         self.spec = spec
         self.reflector = reflector
         self.start = time.monotonic()
-        self.deadline = self.start + max_duration(spec) - 0.2
+        # A dest participant starting at the same moment may need up to its start-up wait
+        # (`starting`, seconds, given by the runner from its slot) before its reflector
+        # answers: the greeting may take that long, and the bound moves with it.
+        self.starting = float((reflector or {}).get("starting") or 0.0)
+        self.deadline = self.start + self.starting + max_duration(spec) - 0.2
         # The searches end early enough for the TTL scans the bound includes: a black hole
         # found in the last round is still located.
         self.search_deadline = self.deadline - SCAN_SECONDS * scan_count(spec)
@@ -704,7 +708,8 @@ class Engine(object):
             self.diags.append("forward probing through the reflector not possible: %s" % err)
             return None
         forward.max_size = device_mtu
-        if not forward.hello(time.monotonic() + HELLO_SECONDS):
+        starting_until = time.monotonic() + self.starting
+        if not forward.hello(starting_until + HELLO_SECONDS, starting_until):
             forward.close()
             self.diags.append("the dest's reflector did not answer: probing single-ended")
             return None
