@@ -53,8 +53,9 @@ FLOW_SEND_SECONDS = 0.02
 # its first answer (a round trip), only the last one waits out its silences; trains of 7
 # sizes at long round trips reach the 1-byte boundary from anywhere in 5 rounds.
 REFLECTOR_SEARCH_SECONDS = 5 * WORST_RTT + WAIT_RTTS * WORST_RTT
-# The dest's answers a rate-limited flow is planned to need: its answer, and on a path with
-# a partial black hole or loss the companions that make its silences votes.
+# The dest's answers a rate-limited flow that has not answered yet is planned to need: its
+# answer, and on a path with a partial black hole or loss the companions that make its
+# silences votes.
 ANSWERS_PER_FLOW = 3
 # Greeting the dest's reflector (two-participant runs) before probing through it.
 HELLO_SECONDS = 1.0
@@ -99,6 +100,15 @@ def scan_count(spec):
     """TTL scans a run keeps time for: one to locate a black hole, one more with `hops`.
     The searches stop that much before the bound, so a hole found late is still located."""
     return 2 if spec.get("hops") else 1
+
+
+def _answers_needed(search):
+    """The dest's answers a rate-limited flow still needs, as its search stands: the votes
+    its boundary lacks (each ordered silence is one round with an answered companion), at
+    least one; ANSWERS_PER_FLOW for a flow nothing has answered yet."""
+    if search.lo is None:
+        return ANSWERS_PER_FLOW
+    return max(1, search.need() - search.votes.get(search.hi, 0))
 
 
 def iso_duration(seconds):
@@ -173,9 +183,11 @@ class Engine(object):
         # The searches end early enough for the TTL scans the bound includes: a black hole
         # found in the last round is still located.
         self.search_deadline = self.deadline - SCAN_SECONDS * scan_count(spec)
-        # Flows the dest's ICMP budget left no time for (single-ended): never probed beyond
-        # the first round, so reported as not measured rather than as half-measured.
+        # Flows the dest's ICMP budget left no time for (single-ended): never given an
+        # answer after the first round, so reported as not measured, not as half-measured.
         self.unmeasured = []
+        self.served = set()  # ids of the rate-limited flows given answers after the first round
+        self.left_out = set()  # ids of those the budget cannot finish: never started
         self.cap = _timeout_seconds(spec)
         self.srtt = None
         self.pending = {}
@@ -403,7 +415,7 @@ class Engine(object):
         only as far as the dest's answer budget allows (one arrival each)."""
         while time.monotonic() < self.search_deadline:
             active = [f for f in flows if not f.search.done() and f.search.rounds < rounds
-                      and f not in self.unmeasured]
+                      and id(f) not in self.left_out]
             if not active:
                 return
             if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
@@ -442,23 +454,26 @@ class Engine(object):
         ones. A flow not started yet starts only when the answers left before the search
         deadline (budget now + refill) cover what the started ones still need and its own
         (ANSWERS_PER_FLOW); otherwise it is not measured, and the result says so."""
-        started = [f for f in limited if f.search.rounds > 1 or f.search.lo is not None]
-        waiting = [f for f in limited if f not in started]
+        started = [f for f in limited if id(f) in self.served]
+        waiting = [f for f in limited if id(f) not in self.served]
         if waiting:
             left = self.bucket.level() + max(0.0, self.search_deadline - time.monotonic()) \
                 * self.bucket.rate
-            need = ANSWERS_PER_FLOW * len(started)
+            need = sum(_answers_needed(f.search) for f in started)
             for flow in waiting:
-                need += ANSWERS_PER_FLOW
+                need += _answers_needed(flow.search)
                 if need > left and (started or flow is not waiting[0]):
-                    self.unmeasured.append(flow)
-            limited = [f for f in limited if f not in self.unmeasured]
+                    # For good: a flow started later would be cut short, half-measured.
+                    self.left_out.add(id(flow))
+            limited = [f for f in limited if id(f) not in self.left_out]
         level = self.bucket.level()
         if level < 1.0 and not free:
             self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
             level = self.bucket.level()
         count = max(1, int(level)) if not free else max(0, int(level))
-        return limited[:count]
+        chosen = limited[:count]
+        self.served.update(id(f) for f in chosen)
+        return chosen
 
     def _udp_unanswered(self):
         """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
@@ -758,6 +773,11 @@ class Engine(object):
             # size it held for a black hole crossed elsewhere: loss or an ECMP split; more
             # silences tell which).
             self._search_rounds(flows, primary.search.rounds + SECONDARY_ROUNDS)
+
+        # Rate-limited flows the budget never reached after the first round: not measured
+        # (their first round alone proves nothing), rather than left half-measured.
+        self.unmeasured = [f for f in secondary if f.transport.arrival_limited
+                           and not f.search.done() and id(f) not in self.served]
 
         # Where do big packets vanish? One TTL scan per distinct black-holed size.
         blackhole = None
