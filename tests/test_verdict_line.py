@@ -38,3 +38,12 @@ def test_jumbocheck_and_result_format_share_the_verdict_line(result):
 ])))
 def test_the_verdict_line(result, line):
     assert render.verdict(result) == line
+
+
+def test_flows_not_measured_are_said_on_the_verdict_line():
+    """A single-ended run whose dest's ICMP budget left no time for some flows says how many
+    were not measured: they cleared nothing, and the line must not let them look measured."""
+    result = dict(RESULTS[0], flows=[{"flow": i, "path-mtu": 9000, "pmtud": "not-needed"}
+                                     for i in range(3)], **{"flows-not-measured": 5})
+    assert render.verdict(result) == ("Path MTU 9000: jumbo end to end, PMTUD not needed; "
+                                      "5 of 8 flows not measured (the dest's ICMP rate limit)")

@@ -166,6 +166,11 @@ def verdict(result):
     flows = _flows_note(result)
     if flows:
         notes.append(flows)
+    unmeasured = _int(result.get("flows-not-measured"))
+    if unmeasured:
+        # Asked for, never probed (the dest's ICMP budget): they cleared nothing.
+        notes.append("%d of %d flows not measured (the dest's ICMP rate limit)"
+                     % (unmeasured, unmeasured + len(_list(result.get("flows")))))
     reverse = _int(result.get("reverse-path-mtu"))
     if reverse is not None and reverse != path:
         notes.append("reverse path MTU %d" % reverse)
