@@ -63,6 +63,10 @@ DEFAULT_RETRY_POLICY = [
 DEFAULT_TIMEOUT = "PT30S"
 MAX_TIMEOUT_SECONDS = 60
 BATCH_MAX = 1000
+# A retry policy's bounds: pScheduler gives up at the archive's ttl anyway; these keep a
+# typo (attempts 1e9) from reading as intent.
+MAX_RETRY_ATTEMPTS = 1000
+MAX_RETRY_STEPS = 20
 PREPARE_CHUNK = 100
 GC_THRESHOLD = 20000
 RS = b"\x1e"
@@ -92,11 +96,13 @@ DATA_V1 = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"attempts": {"type": "integer", "minimum": 1},
+                "properties": {"attempts": {"type": "integer", "minimum": 1,
+                                            "maximum": MAX_RETRY_ATTEMPTS},
                                "wait": {"type": "string", "pattern": _DURATION}},
                 "required": ["attempts", "wait"],
                 "additionalProperties": False,
             },
+            "maxItems": MAX_RETRY_STEPS,
         },
     },
     "additionalProperties": False,
@@ -107,9 +113,8 @@ MAX_DATA_SCHEMA = max(DATA_VERSIONS)
 
 def _schema_error(data, schema):
     """The best schema error, worded so that private (`_`) values are never echoed."""
-    import jsonschema
     from jsonschema.exceptions import best_match
-    error = best_match(jsonschema.Draft7Validator(schema).iter_errors(data))
+    error = best_match(validation.StrictValidator(schema).iter_errors(data))
     if error is None:
         return None
     parts = [str(p) for p in error.absolute_path]
@@ -169,6 +174,9 @@ def check_data(data):
                 return False, "At /%s: only meaningful with an http(s) OpenSearch _url" % key
     elif scheme == "http" and ("ca-file" in data):
         return False, "At /ca-file: only meaningful with an https _url"
+    for index, step in enumerate(data.get("retry-policy") or ()):
+        if not duration_seconds_or_none(step["wait"]):
+            return False, "At /retry-policy/%d/wait: must be longer than PT0S" % index
     if "timeout" in data:
         seconds = duration_seconds_or_none(data["timeout"])
         if not seconds or seconds > MAX_TIMEOUT_SECONDS:

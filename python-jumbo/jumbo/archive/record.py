@@ -89,7 +89,7 @@ class UnknownTestType(BadRecord):
     pass
 
 
-_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}\Z")
 
 
 def parse_time(text):
@@ -170,7 +170,7 @@ def _host(value):
 def _ip_literal(host):
     if not host:
         return None
-    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+$", host)):
+    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+\Z", host)):
         return host
     return None
 

@@ -704,7 +704,7 @@ def _after(text, marker):
 
 # Not jumbo.core.units' parser on purpose: this models Logstash's 04-iso8601-duration filter,
 # which converts only whole D/H/M and fractional S and leaves anything else as it was.
-_LS_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+_LS_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?\Z")
 
 
 def logstash_seconds(value):
