@@ -50,8 +50,8 @@ import threading
 
 from json.decoder import scanstring
 
-from . import (PermanentError, StoreError, TransientError, check_url, default_url,
-               open_store)
+from . import (PermanentError, StoreError, TransientError, check_url, data_checks,
+               default_url, open_store, store_cache)
 from ..core import validate as validation
 from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 
@@ -174,13 +174,17 @@ def check_data(data):
                 return False, "At /%s: only meaningful with an http(s) OpenSearch _url" % key
     elif scheme == "http" and ("ca-file" in data):
         return False, "At /ca-file: only meaningful with an https _url"
-    for index, step in enumerate(data.get("retry-policy") or ()):
-        if not duration_seconds_or_none(step["wait"]):
-            return False, "At /retry-policy/%d/wait: must be longer than PT0S" % index
+    problem = data_checks.retry_policy_problem(data.get("retry-policy"))
+    if problem:
+        return False, problem
     if "timeout" in data:
         seconds = duration_seconds_or_none(data["timeout"])
         if not seconds or seconds > MAX_TIMEOUT_SECONDS:
             return False, "At /timeout: must be more than 0 and at most PT%dS" % MAX_TIMEOUT_SECONDS
+    problem = (data_checks.sqlite_problem(url) if scheme == "sqlite" else
+               data_checks.ca_file_problem(data["ca-file"]) if "ca-file" in data else None)
+    if problem:
+        return False, problem
     return True, None
 
 
@@ -294,33 +298,34 @@ def parse_record(line):
 
 
 class Archiver(object):
-    """State kept across records: validated data and open stores (connection pools)."""
+    """State kept across records: validated data and open stores (jumbo.archive.store_cache)."""
 
-    def __init__(self):
-        # data JSON -> (store key, store) or the PermanentError of invalid data;
-        # store key -> store (an open connection pool / database)
-        self.stores = {}
-        self._last = None  # (data, (store key, store) or StoreError) of the last record
+    VALIDATED_MAX = 1024
+
+    def __init__(self, max_open=None):
+        # data JSON -> store key, or the PermanentError of invalid data (bounded: cleared
+        # when full); store key -> store in the cache, at most max_open open at once.
+        self.validated = {}
+        self.stores = store_cache.StoreCache(
+            lambda _key, data: open_store(data.get("_url") or default_url(),
+                                          **store_options(data)),
+            max_open or store_cache.MAX_OPEN_STORES)
+        self._last = None  # (data, store key or StoreError) of the last record
 
     def _store_for(self, data):
         key = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        entry = self.stores.get(key)
+        entry = self.validated.get(key)
         if entry is None:
             valid, error = check_data(data)
             if not valid:
                 entry = PermanentError("invalid archiver data: %s" % error)
             else:
                 # Same store, different retry policy: one connection pool.
-                store_key = json.dumps({k: v for k, v in data.items() if k != "retry-policy"},
-                                       sort_keys=True)
-                store = self.stores.get(store_key)
-                if store is None:
-                    store = open_store(data.get("_url") or default_url(), **store_options(data))
-                    self.stores[store_key] = store
-                entry = (store_key, store)
-            self.stores[key] = entry
-        if isinstance(entry, StoreError):
-            raise entry
+                entry = json.dumps({k: v for k, v in data.items() if k != "retry-policy"},
+                                   sort_keys=True)
+            if len(self.validated) >= self.VALIDATED_MAX:
+                self.validated.clear()
+            self.validated[key] = entry
         return entry
 
     def handle(self, lines):
@@ -334,7 +339,9 @@ class Archiver(object):
         else:
             entry = self._store_for(data)
             self._last = (data, entry)
-        return entry
+        if isinstance(entry, StoreError):
+            raise entry
+        return self.stores.get(entry, data)
 
     def prepare(self, lines):
         """Parse, validate and prepare a batch (CPU only): a job for finish().
@@ -382,6 +389,7 @@ class Archiver(object):
                 prepared = store.prepare(envelopes)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
                 prepared = TransientError("%s: %s" % (type(err).__name__, err))
+            self.stores.acquire(store, len(members))
             work.append((key, store, members, prepared))
         return replies, work
 
@@ -427,6 +435,7 @@ class Archiver(object):
                 outcomes = [err] * len(members)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
                 outcomes = [TransientError("%s: %s" % (type(err).__name__, err))] * len(members)
+            self.stores.release(store, len(members))
             for (index, attempts, policy), outcome in zip(members, outcomes):
                 replies[index] = (_OK if outcome is None
                                   else self._failure(outcome, attempts, policy))
@@ -444,12 +453,7 @@ class Archiver(object):
         return reply
 
     def close(self):
-        for entry in self.stores.values():
-            if hasattr(entry, "close"):
-                try:
-                    entry.close()
-                except Exception:  # noqa: BLE001 - best-effort close at shutdown
-                    pass
+        self.stores.close()
 
 
 _SUCCESS = RS + b'{"succeeded":true}\n'

@@ -95,7 +95,12 @@ def sqlite_directories(default_store_path=None):
         dirs.extend(d for d in extra.split(":") if d)
     if default_store_path:
         dirs.append(os.path.dirname(os.path.abspath(default_store_path)))
-    return [os.path.realpath(d) for d in dirs]
+    real = []
+    for directory in dirs:
+        directory = os.path.realpath(directory)
+        if directory not in real:
+            real.append(directory)
+    return real
 
 
 def sqlite_path_problem(store_path, default_store_path=None):
