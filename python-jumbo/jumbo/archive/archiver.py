@@ -292,9 +292,12 @@ def parse_record(line):
     text = text.lstrip("\x1e").strip()
     try:
         return _parse_envelope(text)
-    except (_Irregular, ValueError):
+    except (_Irregular, ValueError, RecursionError):
         # Anything unusual: the plain parser decides (and words the error).
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ValueError("nested too deeply")
 
 
 class Archiver(object):

@@ -28,6 +28,10 @@ def loads(text):
         return strip_comments(json.loads(text))
     except ValueError as err:
         raise ValueError("Invalid JSON: %s" % err)
+    except RecursionError:
+        # The parser (and strip_comments) recurse per level: "[[[[..." 100,000 deep is not
+        # a document any method reads, and must be an answer, not a traceback.
+        raise ValueError("Invalid JSON: nested too deeply")
 
 
 def read_stdin():
