@@ -199,6 +199,8 @@ RESULT_V1 = {
         "method": {"enum": ["icmp-echo", "udp", "reflector", None]},
         "ip-version": {"$ref": "#/definitions/ip-version"},
         "dest-ip": {"type": ["string", "null"]},
+        # The address the run measured from (the spec's source, else the kernel's choice).
+        "source-ip": {"type": ["string", "null"]},
         "elapsed": {"type": "number", "minimum": 0},
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
@@ -236,6 +238,7 @@ PAIR_RESULT_V1 = {
         "error": {"type": ["string", "null"]},
         "diags": {"type": ["string", "null"]},
         "dest-ip": {"type": ["string", "null"]},
+        "source-ip": {"type": ["string", "null"]},
         "ip-version": {"anyOf": [{"$ref": "#/definitions/ip-version"}, {"type": "null"}]},
         "path-mtu": {"type": ["integer", "null"]},
         "local-mtu": {"type": ["integer", "null"]},

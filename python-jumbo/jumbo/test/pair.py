@@ -238,7 +238,7 @@ def spec_to_cli(spec):
 # Result (built on the source, merged on the lead)
 
 # What the path-MTU step contributes, from the probe engine's answer.
-PATH_FIELDS = ("path-mtu", "local-mtu", "pmtud", "dest-ip", "ip-version")
+PATH_FIELDS = ("path-mtu", "local-mtu", "pmtud", "dest-ip", "source-ip", "ip-version")
 SUCCESS_VERDICTS = ("jumbo-faster", "jumbo-slower", "no-difference", "blackhole", "skipped")
 
 
