@@ -119,11 +119,12 @@ def _schema_error(data, schema):
         return None
     parts = [str(p) for p in error.absolute_path]
     pointer = validation.pointer(error)
+    # Values are not echoed (a login pasted into the wrong member is still a login); only
+    # numbers, booleans and null, which carry none.
     if error.validator == "pattern":
-        return "At %s: %r is not an ISO 8601 duration (days, hours, minutes, seconds)" % (
-            pointer, error.instance)
-    if parts and parts[0].startswith("_") and error.validator not in ("required",
-                                                                        "additionalProperties"):
+        return "At %s: not an ISO 8601 duration (days, hours, minutes, seconds)" % pointer
+    if (parts and parts[0].startswith("_") or isinstance(error.instance, (str, dict, list))) \
+            and error.validator not in ("required", "additionalProperties"):
         return "At %s: invalid value (%s %s)" % (pointer, error.validator,
                                                   json.dumps(error.validator_value))
     return "At %s: %s" % (pointer, error.message)
