@@ -83,7 +83,8 @@ def check_url(url):
 
 def _check_url(url):
     if "://" not in url:
-        raise ValueError("no store in URL %r (use sqlite:///PATH or http(s)://HOST:PORT)" % url)
+        # Not echoed: without a scheme, any part of it may be a password.
+        raise ValueError("no store scheme in the URL (use sqlite:///PATH or http(s)://HOST:PORT)")
     parts = urlsplit(url)
     if parts.scheme not in SCHEMES:
         raise ValueError("unknown store %r in URL %r (use sqlite:///PATH or http(s)://HOST:PORT)"
