@@ -89,7 +89,7 @@ class UnknownTestType(BadRecord):
     pass
 
 
-_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}\Z")
 
 
 def parse_time(text):
@@ -170,7 +170,7 @@ def _host(value):
 def _ip_literal(host):
     if not host:
         return None
-    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+$", host)):
+    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+\Z", host)):
         return host
     return None
 
@@ -281,8 +281,11 @@ def from_result(inner, run_href=None, task_href=None):
                          or _ip_version_of(dest_literal or _str(res.get("dest-ip")))
                          or _ip_version_of(source_literal or _str(res.get("source-ip"))))
     # A literal is the run's address only in the run's family: without `source` in the spec the
-    # source is the lead participant, whose address (IPv4, say) is not what an IPv6 run used.
-    rec["source_ip"] = _same_family(source_literal, rec["ip_version"]) or _str(res.get("source-ip"))
+    # source is the lead, whose address (IPv4, say) is not what an IPv6 run used: its source-ip is.
+    measured = _same_family(_ip_literal(_host(res.get("source-ip"))), rec["ip_version"])
+    if source_literal and measured and not _same_family(source_literal, rec["ip_version"]):
+        rec["source"] = source_literal = measured
+    rec["source_ip"] = _same_family(source_literal, rec["ip_version"]) or measured
     rec["dest_ip"] = _same_family(dest_literal, rec["ip_version"]) or _str(res.get("dest-ip"))
     succeeded = _bool(res.get("succeeded"))
     rec["succeeded"] = succeeded if succeeded is not None else False

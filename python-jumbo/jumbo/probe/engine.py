@@ -10,7 +10,7 @@ import os
 import time
 
 from ..core.mtu import MAX_IP_PACKET, MIN_MTU, is_jumbo
-from ..core.resolve import ResolveError, resolve
+from ..core.resolve import ResolveError, resolve, source_address
 from ..core.units import duration_seconds
 from . import transport as tp
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
@@ -891,6 +891,7 @@ class Engine(object):
             "method": method,
             "ip-version": self.version,
             "dest-ip": self.dest_ip,
+            "source-ip": source_address(self.dest_ip, self.version, self.source),
             "hops": hops,
             "flows": results,
             "flows-not-measured": len(self.unmeasured),

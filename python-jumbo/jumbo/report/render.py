@@ -8,6 +8,7 @@ import io
 import json
 
 from ..core.mtu import STANDARD_MTU
+from .safe_output import csv_cell, text_line
 
 
 def pct(value):
@@ -143,7 +144,7 @@ def to_text(r):
     add("Flapping paths (%d)" % len(r["flapping"]))
     for f in r["flapping"][:20]:
         add("  %s -> %s  %d changes, last %s" % (f["source"], f["dest"], f["changes"], f["last_change"]))
-    return "\n".join(out) + "\n"
+    return "\n".join(text_line(line) for line in out) + "\n"
 
 
 def rows(r):
@@ -209,5 +210,8 @@ def to_csv(r):
             value = "true" if value else "false"
         elif isinstance(value, float):
             value = repr(value)
-        writer.writerow((section, item, metric, value))
+        elif isinstance(value, str):
+            value = csv_cell(value)  # numbers stay numbers (a negative one is no formula)
+        writer.writerow((csv_cell(str(section)), csv_cell(str(item)), csv_cell(str(metric)),
+                         value))
     return buf.getvalue()

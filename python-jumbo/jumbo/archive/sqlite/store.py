@@ -47,6 +47,7 @@ import sqlite3
 
 from .. import record as records
 from .. import PermanentError, TransientError, path_state
+from . import identity
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT = 30.0
@@ -200,6 +201,11 @@ def row_to_record(row, names):
     return rec
 
 
+def _mark_new(conn):
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executescript(identity.MARKER_DDL)
+
+
 class SQLiteStore(object):
     kind = "sqlite"
 
@@ -210,9 +216,18 @@ class SQLiteStore(object):
         if not os.path.isdir(directory):
             raise PermanentError("SQLite store directory %s does not exist" % directory)
         try:
+            # Only a store of ours is opened; a new one is made whole, then named (identity).
+            if not identity.check_existing(path):
+                identity.create(path, _mark_new)
+                identity.check_existing(path)
             self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
                                         check_same_thread=False)
             self.conn.execute("PRAGMA busy_timeout = %d" % int(timeout * 1000))
+            try:
+                identity.check_marker(self.conn, path, SCHEMA_VERSION)
+            except PermanentError:
+                self.conn.close()
+                raise
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
             if self.conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
@@ -222,6 +237,8 @@ class SQLiteStore(object):
             raise self._classify(err)
         except sqlite3.DatabaseError as err:
             raise PermanentError("SQLite store %s: %s" % (path, err))
+        except OSError as err:
+            raise PermanentError("SQLite store %s: %s" % (path, err.strerror or err))
 
     def _upgrade(self):
         """From the store's version to SCHEMA_VERSION (_UPGRADES: the summary tables, then
