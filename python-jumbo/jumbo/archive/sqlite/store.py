@@ -5,7 +5,7 @@ URL: sqlite:///relative/path.db or sqlite:////absolute/path.db (node default
 timeout (30 s), each batch one IMMEDIATE transaction. A write that still finds
 the database locked is a transient error (the archiver retries).
 
-Schema (SCHEMA_VERSION 3, kept in `PRAGMA user_version`):
+Schema (SCHEMA_VERSION 4, kept in `PRAGMA user_version`):
 
   results   one row per run (PRIMARY KEY id = jumbo.archive.record id, so a result archived
             twice is one row; INSERT OR IGNORE). Columns: every jumbo.archive.record field
