@@ -116,7 +116,12 @@ def _build_all(queries, opts):
     # own connection): the count and the gains/latency while the latest results are read,
     # then the history pass (trend, changes) while Python builds the per-path model.
     pool = ThreadPoolExecutor(max_workers=2)
+    # Partial black holes across runs: a small answer (the sighted paths only) in a thread of
+    # its own, so that it neither waits behind the two workers' long queries nor holds the
+    # per-path model back until the gains are read.
+    side = ThreadPoolExecutor(max_workers=1)
     try:
+        f_evidence = side.submit(queries.evidence, window, target)
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
 
@@ -156,9 +161,6 @@ def _build_all(queries, opts):
             f_trend = pool.submit(trend_after_count)
         else:
             counted()
-        # Partial black holes across runs (a small answer: the sighted paths only), queued
-        # behind the long pass so as not to delay it.
-        f_evidence = pool.submit(queries.evidence, window, target)
         rows = {}
         for row in queries.latest(window, target):
             rows[(row.source, row.dest, row.ip_version)] = row
@@ -173,6 +175,7 @@ def _build_all(queries, opts):
                       held_paths)
     finally:
         pool.shutdown(wait=True)
+        side.shutdown(wait=True)
 
 
 def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, held_paths):

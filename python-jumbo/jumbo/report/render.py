@@ -36,7 +36,7 @@ def _seen(b):
     """A black hole's evidence across runs (jumbo.archive.evidence), when it has some."""
     if b.get("seen") is None:
         return ""
-    return "; seen in %d of %d runs, %s of flows failed (%d of %d clean flows since to clear it)" % (
+    return "; seen in %d of %d runs, %s of flows failed (%d of %d clean flows needed to clear it)" % (
         b["seen"], b["runs"], pct(b["failed_share"]), b["clean_flows"], b["needed_flows"])
 
 

@@ -11,8 +11,9 @@ Written (store version 4), by a trigger on every pmtu result:
                        report's target applies when it reads.
 Read (SqliteQueries.evidence): over the whole history, these two tables with the per-path
 run counts of pmtu_path_states: no read of the history. Over a window (or a store without
-them), one pass over the window's results for the sightings, then per sighted path its
-window's runs and clean flows through the (path, start) index.
+them), the window's sightings (a range of the partial index results_partial, where the
+store has it), then per sighted path its window's runs and clean flows through the
+(path, start) index.
 """
 
 from .. import evidence
@@ -36,6 +37,9 @@ _CLEAN_AFTER = ("INSERT INTO pmtu_evidence_clean SELECT path, path_mtu, SUM(IFNU
                 % ("%s", evidence.sql_clean(None, "r.")))
 
 DDL = (
+    # The sightings alone (a few rows of millions): a window's are a range of this index.
+    "CREATE INDEX IF NOT EXISTS results_partial ON results (start) "
+    "WHERE partial = 1 AND test_type = 'pmtu'",
     "CREATE TABLE IF NOT EXISTS pmtu_evidence (path TEXT PRIMARY KEY, seen INTEGER NOT NULL, "
     "first TEXT NOT NULL, last TEXT NOT NULL, share REAL NOT NULL, ttl INTEGER, ip TEXT, "
     "size INTEGER) WITHOUT ROWID",
@@ -100,7 +104,6 @@ def read(queries, window, target):
             "(SELECT SUM(n) FROM pmtu_path_states AS s WHERE s.path = e.path), "
             "(SELECT SUM(flows) FROM pmtu_evidence_clean AS c WHERE c.path = e.path "
             "AND c.path_mtu >= ?) FROM pmtu_evidence AS e"), (int(target),))
-    where, args = queries._where(window)
     bounds, bargs = [], []
     for clause, value in ((">=", window.since), ("<", window.until)):
         if value:
@@ -116,10 +119,11 @@ def read(queries, window, target):
            "(SELECT COUNT(*) FROM %s AS r WHERE r.path = s.path%s), "
            "(SELECT SUM(IFNULL(r.flows, 1)) FROM %s AS r WHERE r.path = s.path AND r.start > s.last%s "
            "AND %s) FROM (SELECT path, COUNT(*) AS seen, MIN(start) AS first, MAX(start) AS last, "
-           "MIN(%s) AS share FROM %s %s AND partial = 1 GROUP BY path) AS s"
+           "MIN(%s) AS share FROM %s AS r WHERE partial = 1 AND test_type = 'pmtu'%s GROUP BY path) AS s"
            % (hop % ("r.blackhole_ttl", located), hop % ("r.blackhole_ip", located),
               hop % ("r.blackhole_size", "r.blackhole_size IS NOT NULL"),
               table, bounds, table, bounds, evidence.sql_clean(target, "r."),
-              _share("", blackhole_flows), table, where))
-    # the arguments in the order of the placeholders: three hops, runs, clean, then the pass
-    return _rows(queries, sql, bargs * 5 + args)
+              _share("", blackhole_flows), table, bounds))
+    # the arguments in the order of the placeholders: three hops, runs, clean, the sightings
+    # (whose literal conditions match the partial index results_partial)
+    return _rows(queries, sql, bargs * 6)
