@@ -38,6 +38,9 @@ Fields (None where the test cannot tell):
   reverse_path_mtu, reverse_pmtud               pmtu
   hops            list of {ttl, ip, mtu} (pmtu `hops`; trace: first path)
   flows           pmtu: number of flows probed
+  blackhole_flows pmtu: how many of them black-holed (measured flows whose big packets
+                  vanished); with `flows`, the share a partial black hole takes, which the
+                  report needs to judge how many clean flows later clear it
   throughput_standard, throughput_jumbo (bit/s), gain
                   jumbo-throughput: `standard.mean` / `jumbo.mean` / `gain` (pmtu results
                   archived before the split carry them in `throughput`); throughput test: the
@@ -65,7 +68,7 @@ FIELDS = (
     "succeeded", "error",
     "path_mtu", "local_mtu", "target_mtu", "jumbo", "pmtud", "partial",
     "blackhole_ttl", "blackhole_ip", "blackhole_size", "reverse_path_mtu", "reverse_pmtud",
-    "hops", "flows",
+    "hops", "flows", "blackhole_flows",
     "throughput_standard", "throughput_jumbo", "gain", "mss", "rtt", "loss",
 )
 
@@ -336,6 +339,8 @@ def _map_pmtu(rec, spec, res):
         verdicts = set(_str(f.get("pmtud")) for f in flows
                        if f.get("path-mtu") is not None and f.get("pmtud") != "unknown")
         rec["partial"] = "blackhole" in verdicts and len(verdicts) > 1
+        rec["blackhole_flows"] = sum(1 for f in flows if f.get("pmtud") == "blackhole"
+                                     and f.get("path-mtu") is not None)
     throughput = res.get("throughput")
     if isinstance(throughput, dict):
         rec["throughput_standard"] = _num(_obj(throughput.get("standard")).get("mean"))

@@ -66,8 +66,8 @@ from .. import PermanentError, TransientError
 
 DEFAULT_TIMEOUT = 30.0
 # Bump when a template or index mapping below changes: `setup install` then
-# replaces the templates and rolls the owned streams over.
-TEMPLATE_VERSION = 4
+# replaces the templates and rolls the owned streams over. (5: the record's blackhole_flows.)
+TEMPLATE_VERSION = 5
 
 # pScheduler test types whose `pscheduler_<type>` stream this suite owns. The
 # paired-throughput test's stream is added here (and, if its result fields are to
@@ -106,7 +106,7 @@ JUMBO_PROPERTIES = {
     "blackhole_size": INTEGER, "reverse_path_mtu": INTEGER, "reverse_pmtud": KEYWORD,
     # Hops are kept in _source, not indexed (the report reads blackhole_* for locations).
     "hops": NOT_INDEXED,
-    "flows": INTEGER, "throughput_standard": DOUBLE, "throughput_jumbo": DOUBLE,
+    "flows": INTEGER, "blackhole_flows": INTEGER, "throughput_standard": DOUBLE, "throughput_jumbo": DOUBLE,
     "gain": DOUBLE, "mss": INTEGER, "rtt": DOUBLE, "loss": DOUBLE, "path": KEYWORD,
 }
 JUMBO_MAPPING = {"dynamic": False, "properties": JUMBO_PROPERTIES}
