@@ -174,6 +174,7 @@ class Engine(object):
         one (two-participant runs): forward probes then go through it."""
         self.spec = spec
         self.reflector = reflector
+        self.source = None  # the spec's source, resolved by _resolve
         self.start = time.monotonic()
         # When probing began (after greeting the dest's reflector, if any): the time the
         # dest has had to answer anything at all.
