@@ -41,7 +41,7 @@ def to_text(r):
         % (pct(r["configured"]), r["hosts"], r["target_mtu"]))
     add("  capable    %7s  of %d directed paths carry %d both ways, no black hole (%d paths)"
         % (pct(r["capable"]), r["paths"], r["target_mtu"], r["capable_paths"]))
-    if r["used"] is not None:
+    if r["used"] is not None and r["traffic"]:
         t = r["traffic"]
         add("  used       %7s  of measured traffic (volume matrix; %.3g of %.3g bytes measured)"
             % (pct(r["used"]), t["measured_bytes"], t["bytes"]))
@@ -143,6 +143,9 @@ def to_text(r):
     add("Flapping paths (%d)" % len(r["flapping"]))
     for f in r["flapping"][:20]:
         add("  %s -> %s  %d changes, last %s" % (f["source"], f["dest"], f["changes"], f["last_change"]))
+    if r.get("telemetry"):
+        from .telemetry_view import amend_text
+        out = amend_text(r, out)
     return "\n".join(out) + "\n"
 
 
@@ -195,6 +198,10 @@ def rows(r):
     yield ("summary", "mesh", "changed_paths", r["changed_paths"])
     for f in r["flapping"]:
         yield ("flapping", "%s->%s" % (f["source"], f["dest"]), "changes", f["changes"])
+    if r.get("telemetry"):
+        from .telemetry_view import rows as telemetry_rows
+        for row in telemetry_rows(r):
+            yield row
 
 
 def to_csv(r):
