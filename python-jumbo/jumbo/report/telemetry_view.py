@@ -9,7 +9,11 @@ from .render import pct
 
 
 def _gb(value):
-    return "%.3g GB" % (value / 1e9)
+    """Bytes in decimal units: 0 B, 12.3 GB, 84.0 TB."""
+    for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= size:
+            return "%.1f %s" % (value / size, unit)
+    return "%d B" % value
 
 
 def amend_text(r, lines):
