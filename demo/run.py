@@ -129,7 +129,7 @@ class Demo(object):
 
         self.stage(0, "What is there")
         self.parts = parts.survey()
-        for key in ("test", "tool", "harness", "user", "archiver", "report"):
+        for key in ("test", "tool", "harness", "user", "archiver", "report", "prometheus"):
             part = self.parts[key]
             self.say("   %-24s %s" % (part.name, ("ok" if key != "user" else "ok: " + part.detail)
                                           if part.ok else "MISSING: " + part.detail))
