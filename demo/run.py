@@ -392,6 +392,10 @@ class Demo(object):
         if self.args.opensearch:
             return self._start_opensearch()
         path = os.path.join(self.out, "jumbo.sqlite")
+        # The archiver keeps SQLite stores in the directories the node's limits allow
+        # (docs/security.md); the demo's own output directory is one, for its processes.
+        os.environ["JUMBO_SQLITE_DIRS"] = ":".join(
+            [d for d in (os.environ.get("JUMBO_SQLITE_DIRS"), self.out) if d])
         # A fresh embedded store per run: the report then shows this run only.
         for suffix in ("", "-wal", "-shm", "-journal"):
             if os.path.exists(path + suffix):

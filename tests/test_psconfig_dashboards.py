@@ -60,6 +60,7 @@ DOCS = [
     _env(A, C, 30, 1500),
     _env(A, C, 40, 1400, task="Path MTU IPv6"),
     _env(B, A, 50, 4000),
+    _env(B, A, 55, 9000, pmtud="unknown"),                    # undecided: flows unmeasured
     _env(B, C, 60, 1500, pmtud="blackhole", blackhole=HOLE),  # located black hole
     _env(C, A, 70, 9000),
     _env(C, A, 80, 1501),
@@ -223,6 +224,14 @@ def test_black_hole_matrix(archive):
     assert all(colour(steps, v) == "#000000" for v in cells.values())
 
 
+def test_undecided_matrix(archive):
+    """Runs that carried 9000 on the flows they measured but left others unmeasured: never
+    jumbo, their own matrix (the failed run with pmtud unknown is not one)."""
+    panel = _panel("Undecided runs (PMTUD unknown)")
+    assert _matrix(archive, panel) == {(B, A): 1}
+    assert panel["options"]["addUrl"] is True
+
+
 def test_site_matrix(archive):
     cells = _matrix(archive, _panel("Path MTU by site (worst in range)"), task="Path MTU IPv4")
     assert cells == {(SITES[s], SITES[d]): v for (s, d), v in EXPECTED_V4.items()}
@@ -241,7 +250,7 @@ def test_time_series_pie_and_gain(archive):
     panel = _panel("Runs by PMTUD verdict")
     target = panel["targets"][0]
     counts = dict(rows(archive(to_request(target, {"task": "$__all"})), target))
-    assert counts == {"ok": 6, "blackhole": 2, "unknown": 1}
+    assert counts == {"ok": 6, "blackhole": 2, "unknown": 2}
 
     panel = _panel("Jumbo throughput gain (9000 vs 1500)")
     target = panel["targets"][0]

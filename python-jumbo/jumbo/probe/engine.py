@@ -10,7 +10,7 @@ import os
 import time
 
 from ..core.mtu import MAX_IP_PACKET, MIN_MTU, is_jumbo
-from ..core.resolve import ResolveError, resolve
+from ..core.resolve import ResolveError, resolve, source_address
 from ..core.units import duration_seconds
 from . import transport as tp
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
@@ -175,6 +175,9 @@ class Engine(object):
         self.spec = spec
         self.reflector = reflector
         self.start = time.monotonic()
+        # When probing began (after greeting the dest's reflector, if any): the time the
+        # dest has had to answer anything at all.
+        self.contact_start = self.start
         # A dest participant starting at the same moment may need up to its start-up wait
         # (`starting`, seconds, given by the runner from its slot) before its reflector
         # answers: the greeting may take that long, and the bound moves with it.
@@ -418,7 +421,7 @@ class Engine(object):
                       and id(f) not in self.left_out]
             if not active:
                 return
-            if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
+            if not self.answered and time.monotonic() - self.contact_start > CONTACT_SECONDS:
                 return  # the dest never answered: no point waiting for the time bound
             if any(f.transport.arrival_limited for f in active) and self._udp_unanswered():
                 self._note(UDP_UNANSWERED)
@@ -732,6 +735,7 @@ class Engine(object):
         return forward
 
     def _measure(self, udp, echo, nflows, iface, forward=None):
+        self.contact_start = time.monotonic()
         udp_flows = [_Flow(udp, i, self._new_search(True)) for i in range(nflows)]
         method = "udp"
         if forward is not None:
@@ -887,6 +891,7 @@ class Engine(object):
             "method": method,
             "ip-version": self.version,
             "dest-ip": self.dest_ip,
+            "source-ip": source_address(self.dest_ip, self.version, self.source),
             "hops": hops,
             "flows": results,
             "flows-not-measured": len(self.unmeasured),
@@ -910,7 +915,7 @@ class Engine(object):
                                 % (self.dest_ip, kind, code, source))
         raise tp.ProbeError("No answer from %s to any probe within %.1f s (host down, or ICMP "
                             "and UDP filtered on the path)"
-                            % (self.dest_ip, time.monotonic() - self.start))
+                            % (self.dest_ip, time.monotonic() - self.contact_start))
 
 
 def _lower(current, ptb_mtu, path_mtu, version):

@@ -65,13 +65,13 @@ def _ipv(version):
 
 
 def regressions(report, collector):
-    """[path dict] whose latest change (failed results skipped) is jumbo -> REGRESSED and whose
+    """[path dict] whose latest change (failed and undecided results skipped) is jumbo -> REGRESSED and whose
     state is still that one; flapping paths are left to the report."""
     flapping = set((f["source"], f["dest"]) for f in report["flapping"])
     previous = {}
     for c in report["changes"]:                       # newest first
         key = (c["source"], c["dest"], c.get("ip_version"))
-        if key not in previous and c["from"] != "failed":
+        if key not in previous and c["from"] not in ("failed", "unknown"):
             previous[key] = (c["from"], c["to"], c["start"])
     out = []
     for src, dst, version, ssite, dsite, state, hop, ttl, size, mtu in collector.paths:

@@ -1,6 +1,7 @@
 """jumbo-report: where the mesh stands against the WLCG jumbo-frame targets.
 
-    jumbo-report --store URL [--ca-file PEM] [--api-key-file FILE] [--no-verify-ssl]
+    jumbo-report --store URL [--ca-file PEM] [--api-key-file FILE | --auth-file FILE]
+                 [--no-verify-ssl]
                  [--format text|json|csv|html] [--out FILE] [--volumes CSV]
                  [--sites FILE] [--since DATE] [--until DATE] [--target-mtu N]
                  [--interval day|week] [--link-speed BITS] [--flap N] [--limit N]
@@ -19,6 +20,8 @@ from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError
 from .inputs import parse_date, read_sites, read_volumes
+from .safe_output import write_atomic
+from ..archive import credentials
 from ..archive.queries import open_queries
 
 FORMATS = ("text", "json", "csv", "html")
@@ -40,6 +43,9 @@ def parser():
     p.add_argument("--api-key-file",
                    help="file holding an OpenSearch API key, sent as 'Authorization: ApiKey ...' "
                    "(instead of user:pass in the URL; a file keeps the key out of the process list)")
+    p.add_argument("--auth-file",
+                   help="file holding 'user:password' for an OpenSearch store (instead of the "
+                   "URL, which the process list shows; env %s works too)" % credentials.AUTH_ENV)
     p.add_argument("--no-verify-ssl", dest="verify_ssl", action="store_false",
                    help="do not check the https store's certificate and host name")
     p.add_argument("--format", choices=FORMATS, default="text")
@@ -106,6 +112,16 @@ def store_options(args):
         if not key or any(c.isspace() for c in key):
             raise ReportError("--api-key-file %s: expected one API key (no spaces)" % args.api_key_file)
         options["api_key"] = key
+    try:
+        login = credentials.login(args.auth_file)
+    except credentials.CredentialsError as err:
+        raise ReportError(str(err))
+    if login and args.store.startswith(("http://", "https://")):
+        if "api_key" in options:
+            raise ReportError("give either --api-key-file or a user:password login, not both")
+        options["auth"] = login
+    elif args.auth_file:
+        raise ReportError("--auth-file is for an OpenSearch store (http(s)://...)")
     if not args.verify_ssl:
         options["verify_ssl"] = False
     if options and not args.store.startswith(("http://", "https://")):
@@ -154,10 +170,7 @@ def main(argv=None):
     try:
         _report, text, out = run(argv)
         if out:
-            tmp = out + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, out)
+            write_atomic(out, text)
         else:
             sys.stdout.write(text)
             sys.stdout.flush()

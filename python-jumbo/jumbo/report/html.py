@@ -208,6 +208,14 @@ def _telemetry(r):
     return html_section(r, _table)
 
 
+def _seen(b):
+    """A black hole's evidence across runs (jumbo.archive.evidence), in a few words."""
+    if b.get("seen") is None:
+        return ""
+    return "in %d of %d runs, %s of flows failed; %d of %d clean flows to clear" % (
+        b["seen"], b["runs"], pct(b["failed_share"]), b["clean_flows"], b["needed_flows"])
+
+
 def to_html(r):
     w = r["window"]
     target = r["target_mtu"]
@@ -220,6 +228,8 @@ def to_html(r):
               _used_note(r) if r.get("telemetry") else
               "from the volume matrix" if r["used"] is not None else "no volume matrix given"),
         _card("black holes", str(len(r["blackholes"])), "paths where big packets vanish"),
+        _card("undecided", str(r.get("unknown_paths", 0)),
+              "paths with flows left unmeasured (PMTUD unknown): never counted capable"),
     ]
     status = []
     for s in r["status"]:
@@ -232,7 +242,8 @@ def to_html(r):
         status.append("<li>%s</li>" % line)
     limit = min(r.get("limit") or len(r["blackholes"]), 50)   # the culprits table groups the rest
     bh_rows = [(b["source"], b["dest"], b["source_site"], b["dest_site"], b["size"], b["hop_ttl"],
-                b["hop_ip"], "partial (per-flow)" if b["partial"] else "full", b["measured"])
+                b["hop_ip"], "partial (per-flow)" if b["partial"] else "full", b["measured"],
+                _seen(b))
                for b in r["blackholes"][:limit]]
     bh_more = ("<p>... and %d more (all of them in the JSON and CSV output).</p>"
                % (len(r["blackholes"]) - limit)) if len(r["blackholes"]) > limit else ""
@@ -269,7 +280,7 @@ def to_html(r):
         _telemetry(r),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
         _table(["source", "dest", "source site", "dest site", "size vanishing", "hop", "hop IP",
-                "kind", "measured"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
+                "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
         '<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
         _table(["hop", "failing paths", "black holes", "MTU", "sites", "examples"], culprit_rows)
         if culprit_rows else "<p>No hop is shared by several failing paths.</p>",

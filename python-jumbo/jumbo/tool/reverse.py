@@ -451,7 +451,7 @@ def status(client, wait, deadline, sizes=()):
         if reply is not None:
             try:
                 report = json.loads(reply[3].decode())
-            except ValueError:
+            except (ValueError, RecursionError):
                 return None
             return report if isinstance(report, dict) else None
     return None
