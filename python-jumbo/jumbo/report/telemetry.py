@@ -66,6 +66,21 @@ def pair_queries(version, window):
     return ("sum by (src, dst) (%s)" % total, "sum by (src, dst) (%s)" % jumbo)
 
 
+def mesh_used_query(window):
+    """The whole mesh's used share over `window` seconds, one PromQL expression (the adoption
+    dashboard's; unmapped flows included, as Grafana knows no sites)."""
+    parts = []
+    for version, sel in ((4, V4), (6, V6)):
+        parts.append("(%s * %s)" % (flow_bytes(sel, window), jumbo_fraction(sel, window, STANDARD_MSS[version])))
+    return "sum(%s or %s) / sum(%s)" % (parts[0], parts[1], flow_bytes("", window))
+
+
+def configured_query(target, devices=None):
+    """The share of exporter instances whose largest real interface MTU is >= target."""
+    sel = 'device=~"%s"' % devices if devices else 'device!~"%s"' % VIRTUAL_DEVICES
+    return "avg(max by (instance) (%s{%s}) >= bool %d)" % (NODE_MTU, sel, int(target))
+
+
 def _epoch(text):
     """Unix time of an ISO time or a bare YYYY-MM-DD (UTC midnight)."""
     if len(text) == 10:
