@@ -808,6 +808,12 @@ class Demo(object):
             forward = [t for t in measured if t.result.get("jumbo")]
             say("                       (%d of %d carry 9000 in the measured direction: the "
                 "reverse path or a black hole stops the rest)" % (len(forward), len(measured)))
+            tel = report.get("telemetry")
+            if tel:
+                say("   traffic on jumbo:   %.1f%% of the bytes sent (flowd-go telemetry; gap %.1f%%: "
+                    "capable paths still at 1500)" % (100.0 * (tel["used"] or 0), 100.0 * (tel["gap"] or 0)))
+                say("   configured:         %d of %d hosts at MTU 9000 (node exporter, measuring or not)"
+                    % (report["configured_hosts"], report["hosts"]))
             holes = [t for t in measured if t.result.get("pmtud") == "blackhole"]
             real = [t for t in measured if mesh.expected(
                 self.topology, t.source, t.dest)["pmtud"] == "blackhole"]
