@@ -5,9 +5,11 @@
                  [--format text|json|csv|html] [--out FILE] [--volumes CSV]
                  [--sites FILE] [--since DATE] [--until DATE] [--target-mtu N]
                  [--interval day|week] [--link-speed BITS] [--flap N] [--limit N]
+                 [--prometheus URL [--prometheus-ca-file PEM] [--prometheus-token-file FILE |
+                  --prometheus-auth-file FILE] [--prometheus-devices REGEX]]
 
 Exit status: 0 report written; 2 bad input (arguments, volume matrix, site file, unknown
-sites); 3 store missing or down; 4 nothing to report (empty store or empty window).
+sites); 3 store or Prometheus missing or down; 4 nothing to report (empty store or empty window).
 """
 
 import argparse
@@ -59,7 +61,38 @@ def parser():
                    help="cap for the expected-gain estimate, bit/s (default 10e9)")
     p.add_argument("--flap", type=int, default=3, help="state changes that make a path flapping (3)")
     p.add_argument("--limit", type=int, default=200, help="longest lists in the output (200)")
+    # Measured `used` (flowd-go's flow metrics) and `configured` (node exporter's interface
+    # MTUs) from a Prometheus server: docs/coordinator-telemetry.md.
+    p.add_argument("--prometheus", metavar="URL",
+                   help="Prometheus server (http(s)://HOST[:PORT][/path]) with flowd-go and node "
+                   "exporter metrics: used and configured measured")
+    p.add_argument("--prometheus-ca-file", help="CA bundle (PEM) for an https Prometheus")
+    p.add_argument("--prometheus-no-verify-ssl", dest="prometheus_verify", action="store_false",
+                   help="do not check the https Prometheus's certificate")
+    p.add_argument("--prometheus-token-file", help="file holding a bearer token for Prometheus")
+    p.add_argument("--prometheus-auth-file", help="file holding user:password (basic auth)")
+    p.add_argument("--prometheus-devices", metavar="REGEX",
+                   help="interfaces whose MTU is the host's (default: all but loopback, "
+                   "container, bridge and tunnel interfaces)")
     return p
+
+
+def telemetry_hook(args):
+    """The report hook reading Prometheus, or None without --prometheus."""
+    extra = (args.prometheus_ca_file, args.prometheus_token_file, args.prometheus_auth_file,
+             args.prometheus_devices)
+    if args.prometheus is None:
+        if any(x is not None for x in extra) or not args.prometheus_verify:
+            raise ReportError("the --prometheus-* options need --prometheus URL")
+        return None
+    from .prometheus import Prometheus
+    from .telemetry import Telemetry, check_devices
+    if args.prometheus_ca_file is not None and not os.path.isfile(args.prometheus_ca_file):
+        raise ReportError("--prometheus-ca-file %s: no such file" % args.prometheus_ca_file)
+    prom = Prometheus(args.prometheus, ca_file=args.prometheus_ca_file,
+                      token_file=args.prometheus_token_file, auth_file=args.prometheus_auth_file,
+                      verify_ssl=args.prometheus_verify)
+    return Telemetry(prom, devices=check_devices(args.prometheus_devices))
 
 
 def store_options(args):
@@ -124,7 +157,7 @@ def run(argv=None):
     sites = read_sites(args.sites) if args.sites else None
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
-                         limit=args.limit)
+                         limit=args.limit, extra=[h for h in (telemetry_hook(args),) if h])
     queries = open_queries(args.store, **store_options(args))
     try:
         report = model.build(queries, opts)

@@ -67,9 +67,10 @@ def trend_svg(r):
                      % (name, left, left + pw, y(goal), y(goal)))
         parts.append('<text x="%d" y="%.1f" font-size="12" fill="#7b3294">%s %d%%</text>'
                      % (left + pw + 6, y(goal) + 4, name, int(goal * 100)))
-    series = (("capable", "capable_share", "#2166ac"), ("configured", "configured_share", "#999999"))
+    series = (("capable", "capable_share", "#2166ac"), ("configured", "configured_share", "#999999"),
+              ("used", "used_share", "#1a9850"))
     for label, key, stroke in series:
-        pts = [(x(i), y(b[key])) for i, b in enumerate(buckets) if b[key] is not None]
+        pts = [(x(i), y(b[key])) for i, b in enumerate(buckets) if b.get(key) is not None]
         if not pts:
             continue
         parts.append('<polyline class="trend-line" data-series="%s" fill="none" stroke="%s" '
@@ -86,6 +87,9 @@ def trend_svg(r):
                  % (left, height - 10))
     parts.append('<text x="%d" y="%d" font-size="12" fill="#777">configured (results)</text>'
                  % (left + 150, height - 10))
+    if any(b.get("used_share") is not None for b in buckets):
+        parts.append('<text x="%d" y="%d" font-size="12" fill="#1a9850">used (bytes, telemetry)</text>'
+                     % (left + 320, height - 10))
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -192,6 +196,18 @@ def _table(headers, rows, row_class=None):
     return "\n".join(out)
 
 
+def _used_note(r):
+    from .telemetry_view import used_card_note
+    return used_card_note(r)
+
+
+def _telemetry(r):
+    if not r.get("telemetry"):
+        return ""
+    from .telemetry_view import html_section
+    return html_section(r, _table)
+
+
 def _seen(b):
     """A black hole's evidence across runs (jumbo.archive.evidence), in a few words."""
     if b.get("seen") is None:
@@ -209,6 +225,7 @@ def to_html(r):
         _card("capable: paths carrying %d both ways" % target, pct(r["capable"]),
               "%d of %d directed paths, no black hole" % (r["capable_paths"], r["paths"])),
         _card("used: traffic-weighted", pct(r["used"]),
+              _used_note(r) if r.get("telemetry") else
               "from the volume matrix" if r["used"] is not None else "no volume matrix given"),
         _card("black holes", str(len(r["blackholes"])), "paths where big packets vanish"),
         _card("undecided", str(r.get("unknown_paths", 0)),
@@ -260,6 +277,7 @@ def to_html(r):
                                          escape(str(w["last"])), target, escape(r["generated"])),
         '<div class="cards">%s</div>' % "".join(cards),
         "<ul>%s</ul>" % "".join(status),
+        _telemetry(r),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
         _table(["source", "dest", "source site", "dest site", "size vanishing", "hop", "hop IP",
                 "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",

@@ -35,7 +35,7 @@ NO_SITE = "(no site)"
 
 class Options(object):
     def __init__(self, target=DEFAULT_TARGET_MTU, since=None, until=None, interval=None, volumes=None,
-                 sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2):
+                 sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2, extra=()):
         self.target = int(target)
         self.window = Window(since, until)
         self.interval = interval
@@ -45,6 +45,9 @@ class Options(object):
         self.flap = int(flap)
         self.limit = int(limit)
         self.culprit_min = int(culprit_min)
+        # Hooks called as hook(report, paths, host_mtu, opts) once the report is built
+        # (telemetry.Telemetry: used and configured measured; alarms.Collector).
+        self.extra = tuple(extra)
 
 
 FAILING = {(False, False): (), (True, False): ("out",), (False, True): ("in",),
@@ -325,6 +328,8 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["total_changes"] = ch.get("total_changes")
     report["flapping"] = ch["flapping"]
     report["failed_paths"] = sum(1 for p in paths if p.state == "failed")
+    for hook in opts.extra:
+        hook(report, paths, host_mtu, opts)
     return report
 
 

@@ -57,7 +57,7 @@ def to_text(r):
     add("  undecided  %7s  of %d directed paths: flows left unmeasured, PMTUD unknown (%d paths;"
         " never counted capable)" % (pct(_share(r.get("unknown_paths", 0), r["paths"])), r["paths"],
                                     r.get("unknown_paths", 0)))
-    if r["used"] is not None:
+    if r["used"] is not None and r["traffic"]:
         t = r["traffic"]
         add("  used       %7s  of measured traffic (volume matrix; %.3g of %.3g bytes measured)"
             % (pct(r["used"]), t["measured_bytes"], t["bytes"]))
@@ -160,6 +160,9 @@ def to_text(r):
     add("Flapping paths (%d)" % len(r["flapping"]))
     for f in r["flapping"][:20]:
         add("  %s -> %s  %d changes, last %s" % (f["source"], f["dest"], f["changes"], f["last_change"]))
+    if r.get("telemetry"):
+        from .telemetry_view import amend_text
+        out = amend_text(r, out)
     return "\n".join(text_line(line) for line in out) + "\n"
 
 
@@ -214,6 +217,10 @@ def rows(r):
     yield ("summary", "mesh", "changed_paths", r["changed_paths"])
     for f in r["flapping"]:
         yield ("flapping", "%s->%s" % (f["source"], f["dest"]), "changes", f["changes"])
+    if r.get("telemetry"):
+        from .telemetry_view import rows as telemetry_rows
+        for row in telemetry_rows(r):
+            yield row
 
 
 def to_csv(r):
