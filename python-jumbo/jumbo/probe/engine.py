@@ -64,7 +64,7 @@ HELLO_SECONDS = 1.0
 # hole passed); each round at most WAIT_RTTS round trips (silences) at WORST_RTT. Each scan
 # stops itself at SCAN_SECONDS (what it has not reached by then stays unreported).
 SCAN_TTLS = 16
-SCAN_ROUNDS = 2
+SCAN_ROUNDS = 3  # the window, one size change, one confirmation of a silent big probe
 SCAN_SECONDS = SCAN_ROUNDS * WAIT_RTTS * WORST_RTT
 
 
@@ -575,12 +575,16 @@ class Engine(object):
         there; otherwise the next window starts after this one. Each scan stops itself
         within SCAN_SECONDS."""
         hops, blackhole, ptb_found, last_ip = [], None, None, None
+        vanished = {}  # ttl -> rounds where the big probe alone went unanswered there
         current = big
         deadline = min(self.deadline, time.monotonic() + SCAN_SECONDS)
         silences = {}
-        ttl, pace = 1, False
+        ttl, pace, confirm = 1, False, False
         while ttl <= MAX_TTL and time.monotonic() < deadline:
-            ttls = list(range(ttl, min(MAX_TTL, ttl + SCAN_TTLS - 1) + 1))
+            # A confirmation asks the one hop again (the hops past it are not needed and
+            # would spend the dest's answer budget).
+            ttls = [ttl] if confirm else list(range(ttl, min(MAX_TTL, ttl + SCAN_TTLS - 1) + 1))
+            confirm = False
             sizes = [current, small] if current != small else [small]
             # Only a probe reaching the dest spends its answer budget: wait for it only
             # when a round came back empty.
@@ -612,6 +616,14 @@ class Engine(object):
                         return hops, blackhole, ptb_found
                     current = _lower(current, b.event.mtu, flow.search.result(), self.version)
                     next_ttl = t  # this hop again, with the size it carries
+                elif s is not b and s.outcome == tp.TTL and \
+                        self._big_lost_by_chance(flow, vanished, t):
+                    # The small probe answered and the big one did not: a black hole
+                    # here, or one lost packet (a lossy path would put the hole at the
+                    # wrong hop). Ask this hop again until loss is an unlikely reading.
+                    # (Not where the dest answered the small probe: that would spend its
+                    # rate-limited budget, and no hop is left past the last router.)
+                    next_ttl, pace, confirm = t, False, True
                 elif s is not b and s.outcome in (tp.TTL, tp.ARRIVED):
                     if blackhole is None:
                         blackhole = {"ttl": t - 1, "ip": last_ip, "size": current}
@@ -649,6 +661,17 @@ class Engine(object):
                 # Nothing at all answered: let the routers' budgets refill.
                 self._sleep_until(min(deadline, time.monotonic() + 0.35))
         return hops, blackhole, ptb_found
+
+    @staticmethod
+    def _big_lost_by_chance(flow, vanished, ttl):
+        """Count one more round where only the big probe to `ttl` went unanswered; True
+        while that is still likely loss: twice on a path where the search saw no loss (the
+        search's few probes cannot rule out 2 % loss), up to four times where it did."""
+        vanished[ttl] = vanished.get(ttl, 0) + 1
+        search = flow.search
+        lossy = search.losses + search.losses_elsewhere
+        need = 2 if not lossy else max(3, min(search.need(), 4))
+        return vanished[ttl] < need
 
     def _scan_complete(self, probes):
         """A scan round is complete when every hop up to the first that reached the dest is
