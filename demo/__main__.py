@@ -50,8 +50,9 @@ def parse_args(argv):
                              "together never share a site)")
     parser.add_argument("--no-throughput", action="store_true",
                         help="skip the paired 1500/9000 throughput (the jumbo-throughput runs)")
-    parser.add_argument("--flows", type=int, default=8, metavar="N",
-                        help="flows per pair for the ECMP view (default 8)")
+    parser.add_argument("--flows", type=int, default=None, metavar="N",
+                        help="flows per pair for the ECMP view (default: the mesh template's "
+                        "pmtu spec, %d)" % mesh.template_pmtu_spec(4)["flows"])
     parser.add_argument("--ip-version", type=int, choices=(4, 6), default=4,
                         help="measure over IPv4 (default) or IPv6 (host names SITE6 in the lab)")
     parser.add_argument("--loss", type=int, default=mesh.LOSS_PERCENT, metavar="PERCENT",
@@ -65,7 +66,7 @@ def parse_args(argv):
         parser.error("--concurrency must be at least 1")
     if not 0 <= args.loss <= 20:
         parser.error("--loss must be between 0 and 20 (percent): a lossy path, not a dead one")
-    if not 1 <= args.flows <= 64:
+    if args.flows is not None and not 1 <= args.flows <= 64:
         parser.error("--flows must be between 1 and 64")
     if args.archive and args.opensearch:
         parser.error("give either --archive URL or --opensearch, not both")

@@ -31,6 +31,8 @@ comes from `Topology.truth`, so what the demo checks against cannot drift from w
 
 import collections
 import itertools
+import json
+import os
 
 from lab.topology import Node, Topology
 
@@ -53,6 +55,26 @@ SITES = collections.OrderedDict([
 ])
 
 LOSS_PERCENT = 2
+
+# The two kinds of node a mesh has: distributions that let every user open ICMP echo
+# sockets (net.ipv4.ping_group_range "0 2147483647", EL9's default) and those that let
+# nobody (Debian's default "1 0"). It is a per-namespace setting, so the demo has both.
+ECHO_SITES = ("cern", "nikhef", "tokyo")
+PING_GROUP_RANGE = {True: "0 2147483647", False: "1 0"}
+
+TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "psconfig", "lhcone-jumbo-mesh.json")
+
+
+def template_pmtu_spec(version=4):
+    """The shipped mesh template's pmtu spec for one IP version, less its endpoints: what
+    the demo measures every pair with, so that it shows what a mesh will see."""
+    with open(TEMPLATE) as handle:
+        tests = json.load(handle)["tests"]
+    spec = dict(tests["pmtu-v%d" % version]["spec"])
+    for key in ("source", "dest"):
+        spec.pop(key, None)
+    return spec
 
 
 def build(loss_percent=LOSS_PERCENT):

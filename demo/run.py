@@ -72,7 +72,9 @@ class Task(object):
         return (self.source, self.dest)
 
     def phases(self):
-        what = ["forward path MTU (%d flows)" % self.spec.get("flows", 1)]
+        what = ["forward path MTU (%d flows%s)" % (
+            self.spec["flows"], ", through the dest's reflector" if self.spec.get("reflector")
+            else "")]
         if self.spec.get("reverse"):
             what.append("reverse path")
         if self.pair_spec is not None:
@@ -146,6 +148,14 @@ class Demo(object):
                 self.say(" " + line if line else "")
             self.say("   built in %.1fs, namespaces prefixed %s-" % (
                 time.monotonic() - self.t0, lab.prefix))
+            for site in mesh.SITES:
+                allow = site in mesh.ECHO_SITES
+                lab.run(site, ["sysctl", "-qw", "net.ipv4.ping_group_range=%s"
+                               % mesh.PING_GROUP_RANGE[allow]])
+            self.say("   ICMP echo sockets for every user (ping_group_range) on %s; on %s "
+                     "only UDP probes (Debian's default)" % (
+                         ", ".join(mesh.ECHO_SITES),
+                         ", ".join(s for s in mesh.SITES if s not in mesh.ECHO_SITES)))
             self.stage(2, "Measuring %d directed pairs (%s at a time, tool as user jumbotest)"
                        % (len(self.tasks), args.concurrency))
             self._measure(lab)
@@ -181,10 +191,14 @@ class Demo(object):
             throughput_pairs = set(p for p in wanted if p in pairs)
         tasks = []
         for number, (source, dest) in enumerate(pairs, start=1):
-            spec = {"schema": 1, "source": source, "dest": dest, "flows": self.args.flows}
+            # The shipped template's own pmtu spec (through the dest's reflector, its flows).
+            spec = dict(mesh.template_pmtu_spec(self.args.ip_version), schema=1,
+                        source=source, dest=dest)
+            if self.args.flows is not None:
+                spec["flows"] = self.args.flows
             if self.args.ip_version == 6:
                 # The lab names each host's IPv6 address SITE6.
-                spec.update({"source": source + "6", "dest": dest + "6", "ip-version": 6})
+                spec.update({"source": source + "6", "dest": dest + "6"})
             # The reverse path needs the far end as a participant: ask for it where paths
             # are asymmetric in the mesh (bnl) and on a couple of others for contrast.
             if (source, dest) in REVERSE_PAIRS:

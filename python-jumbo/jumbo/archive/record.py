@@ -57,7 +57,7 @@ import json
 import re
 
 from ..core import units
-from ..core.mtu import DEFAULT_TARGET_MTU, STANDARD_MTU
+from ..core.mtu import DEFAULT_TARGET_MTU, STANDARD_MTU, is_jumbo
 
 FIELDS = (
     "id", "run_href", "task_href", "test_type", "tool", "start",
@@ -296,7 +296,7 @@ def from_result(inner, run_href=None, task_href=None):
 
 def _jumbo_verdict(rec):
     if rec["jumbo"] is None and rec["path_mtu"] is not None:
-        rec["jumbo"] = rec["path_mtu"] >= (rec["target_mtu"] or DEFAULT_TARGET_MTU)
+        rec["jumbo"] = is_jumbo(rec["path_mtu"], rec["target_mtu"], rec.get("pmtud"))
 
 
 def _hop(hop):

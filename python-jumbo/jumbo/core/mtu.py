@@ -37,3 +37,14 @@ MSS_TOLERANCE = 40
 def mss_for(mtu, ip_version):
     """The TCP MSS of a path MTU: 1500 -> 1460 (IPv4) or 1440 (IPv6)."""
     return int(mtu) - HEADERS[6 if ip_version == 6 else 4]
+
+
+def is_jumbo(path_mtu, target, pmtud=None):
+    """The `jumbo` verdict of a forward measurement, defined once: the path carries `target`
+    (True), it does not (False), or the run could not decide (None: no path MTU, or PMTUD
+    `unknown` because flows were left unconfirmed; undecided is never jumbo)."""
+    if path_mtu is None:
+        return None
+    if path_mtu < (target or DEFAULT_TARGET_MTU):
+        return False
+    return None if pmtud == "unknown" else True

@@ -67,6 +67,8 @@ SPEC_V1 = {
         "flows": {"type": "integer", "minimum": 1, "maximum": 64},
         "hops": {"type": "boolean"},
         "reverse": {"type": "boolean"},
+        # The dest node takes part and answers the forward probes (its reflector).
+        "reflector": {"type": "boolean"},
         # Upper bound on the wait for any one probe's answer.
         "timeout": {"$ref": "#/definitions/duration"},
     }, **ENDPOINT_PROPERTIES),
@@ -199,6 +201,9 @@ RESULT_V1 = {
         "elapsed": {"type": "number", "minimum": 0},
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
+        # Flows of the spec the run had no time to measure (single-ended: the dest's ICMP
+        # rate limit); they are not in `flows` and count neither way.
+        "flows-not-measured": {"type": "integer", "minimum": 0},
         "ptb": {"type": "array", "items": PTB},
         "reverse-path-mtu": {"type": ["integer", "null"]},
         # The reverse path (dest -> source), measured with the dest participant's reflector.

@@ -11,7 +11,7 @@ import sys
 from . import ProbeError, measure
 
 # Spec keys the pmtu test has and a run without pScheduler cannot serve.
-NEEDS_NODES = ("reverse", "source-node", "dest-node")
+NEEDS_NODES = ("reverse", "reflector", "source-node", "dest-node")
 
 USAGE = "usage: jumbocheck DEST [--source ADDR] [-4|-6] [--target-mtu N] [--max-mtu N] " \
         "[--min-mtu N] [--flows N] [--hops] [--timeout S] [--json]"
@@ -48,10 +48,11 @@ def help_text():
         USAGE, "",
         "Measures the exact path MTU to DEST, PMTUD health and black holes, from this host and",
         "without pScheduler (as an unprivileged user: ICMP echo where net.ipv4.ping_group_range",
-        "allows it, UDP otherwise). The reverse path needs the dest's pScheduler node: use",
-        "`pscheduler task pmtu --reverse`.",
+        "allows it, UDP otherwise). The reverse path and probing through the dest's reflector",
+        "need the dest's pScheduler node: use `pscheduler task pmtu --reverse` / `--reflector`.",
         "",
-        option_help(skip=["--" + key for key in NEEDS_NODES] + ["--no-reverse"]).rstrip(),
+        option_help(skip=["--" + key for key in NEEDS_NODES]
+                    + ["--no-reverse", "--no-reflector"]).rstrip(),
         "  --json                Print the result object (the pmtu test's result) as JSON",
         "",
         "Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage error.",

@@ -9,7 +9,7 @@ into their own module is the probe issue's next step (it reshapes them anyway).
 import os
 import time
 
-from ..core.mtu import MAX_IP_PACKET, MIN_MTU
+from ..core.mtu import MAX_IP_PACKET, MIN_MTU, is_jumbo
 from ..core.resolve import ResolveError, resolve
 from ..core.units import duration_seconds
 from . import transport as tp
@@ -43,10 +43,19 @@ SEARCH_SECONDS = 4 * 1.0 + 2 * WORST_RTT
 # through the dest's reflector answers are free and the flows go together (a round trip).
 FLOW_SECONDS = 1.0
 FLOW_SECONDS_REFLECTOR = WORST_RTT
+# Through the reflector the verifying flows share their rounds, so past a few flows more of
+# them cost sending time, not rounds: the verification is capped at VERIFY_ROUNDS rounds that
+# wait out their silences, plus FLOW_SEND_SECONDS per flow (a few probes of up to 9000 bytes
+# each, paced; the reflector answers 2000 requests a second).
+VERIFY_ROUNDS = 3
+FLOW_SEND_SECONDS = 0.02
 # Through the dest's reflector (two-participant runs) answers are free: a round ends with
 # its first answer (a round trip), only the last one waits out its silences; trains of 7
 # sizes at long round trips reach the 1-byte boundary from anywhere in 5 rounds.
 REFLECTOR_SEARCH_SECONDS = 5 * WORST_RTT + WAIT_RTTS * WORST_RTT
+# The dest's answers a rate-limited flow is planned to need: its answer, and on a path with
+# a partial black hole or loss the companions that make its silences votes.
+ANSWERS_PER_FLOW = 3
 # Greeting the dest's reflector (two-participant runs) before probing through it.
 HELLO_SECONDS = 1.0
 # TTL scans (locating a black hole; the per-hop scan with `hops`): SCAN_TTLS hops per round;
@@ -72,14 +81,24 @@ def max_duration(spec):
     bound (what is unconfirmed by then is said so). A two-participant run whose reflector
     does not answer probes single-ended within the same bound: with ICMP echo that fits; a
     UDP-only search on a spent budget may end unconfirmed (the result says so)."""
-    flows = max(1, int(spec.get("flows", 4)))
-    scans = 2 if spec.get("hops") else 1
+    flows = max(1, int(spec["flows"]))
     # The dest participant runs the reflector when the spec asks for it (the runner then
     # probes through it; without an answer the engine falls back within the same bound).
-    two = bool(spec.get("reverse")) or spec.get("throughput") is not None
-    per_flow = FLOW_SECONDS_REFLECTOR if two else FLOW_SECONDS
-    search = (HELLO_SECONDS + REFLECTOR_SEARCH_SECONDS) if two else SEARCH_SECONDS
-    return round(SETUP_SECONDS + search + per_flow * (flows - 1) + SCAN_SECONDS * scans, 3)
+    two = bool(spec.get("reverse") or spec.get("reflector")) \
+        or spec.get("throughput") is not None
+    if two:
+        search = HELLO_SECONDS + REFLECTOR_SEARCH_SECONDS
+        verify = min(FLOW_SECONDS_REFLECTOR * (flows - 1),
+                     VERIFY_ROUNDS * WAIT_RTTS * WORST_RTT) + FLOW_SEND_SECONDS * (flows - 1)
+    else:
+        search, verify = SEARCH_SECONDS, FLOW_SECONDS * (flows - 1)
+    return round(SETUP_SECONDS + search + verify + SCAN_SECONDS * scan_count(spec), 3)
+
+
+def scan_count(spec):
+    """TTL scans a run keeps time for: one to locate a black hole, one more with `hops`.
+    The searches stop that much before the bound, so a hole found late is still located."""
+    return 2 if spec.get("hops") else 1
 
 
 def iso_duration(seconds):
@@ -146,7 +165,17 @@ class Engine(object):
         self.spec = spec
         self.reflector = reflector
         self.start = time.monotonic()
-        self.deadline = self.start + max_duration(spec) - 0.2
+        # A dest participant starting at the same moment may need up to its start-up wait
+        # (`starting`, seconds, given by the runner from its slot) before its reflector
+        # answers: the greeting may take that long, and the bound moves with it.
+        self.starting = float((reflector or {}).get("starting") or 0.0)
+        self.deadline = self.start + self.starting + max_duration(spec) - 0.2
+        # The searches end early enough for the TTL scans the bound includes: a black hole
+        # found in the last round is still located.
+        self.search_deadline = self.deadline - SCAN_SECONDS * scan_count(spec)
+        # Flows the dest's ICMP budget left no time for (single-ended): never probed beyond
+        # the first round, so reported as not measured rather than as half-measured.
+        self.unmeasured = []
         self.cap = _timeout_seconds(spec)
         self.srtt = None
         self.pending = {}
@@ -372,9 +401,9 @@ class Engine(object):
     def _search_rounds(self, flows, rounds):
         """Rounds until every flow is done; flows whose arrivals are rate-limited take part
         only as far as the dest's answer budget allows (one arrival each)."""
-        turn = 0
-        while time.monotonic() < self.deadline:
-            active = [f for f in flows if not f.search.done() and f.search.rounds < rounds]
+        while time.monotonic() < self.search_deadline:
+            active = [f for f in flows if not f.search.done() and f.search.rounds < rounds
+                      and f not in self.unmeasured]
             if not active:
                 return
             if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
@@ -394,16 +423,7 @@ class Engine(object):
                     or not self._needs_answer(f)]
             limited = [f for f in active if f not in free]
             if limited:
-                # Each of these rounds needs one answer from the dest's rate-limited budget:
-                # as many flows as it holds answers, at least one (after waiting for it).
-                level = self.bucket.level()
-                if level < 1.0 and not free:
-                    self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
-                    level = self.bucket.level()
-                count = max(1, int(level)) if not free else max(0, int(level))
-                turn = turn % len(limited)
-                limited = (limited[turn:] + limited[:turn])[:count]
-                turn += count
+                limited = self._budgeted(limited, free)
             items = []
             for flow in free + limited:
                 for size in flow.plan or []:
@@ -413,6 +433,32 @@ class Engine(object):
                 return
             self.round(items, pace=False)
             self._share(self.flows or flows)
+
+    def _budgeted(self, limited, free):
+        """The rate-limited flows that get one of the dest's answers this round. Each needs
+        one answer: as many flows as its budget holds, at least one (after waiting for it).
+        Flows are served in their order, so they finish one after another: a run that
+        runs out of time has whole flows and flows never started, not many half-measured
+        ones. A flow not started yet starts only when the answers left before the search
+        deadline (budget now + refill) cover what the started ones still need and its own
+        (ANSWERS_PER_FLOW); otherwise it is not measured, and the result says so."""
+        started = [f for f in limited if f.search.rounds > 1 or f.search.lo is not None]
+        waiting = [f for f in limited if f not in started]
+        if waiting:
+            left = self.bucket.level() + max(0.0, self.search_deadline - time.monotonic()) \
+                * self.bucket.rate
+            need = ANSWERS_PER_FLOW * len(started)
+            for flow in waiting:
+                need += ANSWERS_PER_FLOW
+                if need > left and (started or flow is not waiting[0]):
+                    self.unmeasured.append(flow)
+            limited = [f for f in limited if f not in self.unmeasured]
+        level = self.bucket.level()
+        if level < 1.0 and not free:
+            self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
+            level = self.bucket.level()
+        count = max(1, int(level)) if not free else max(0, int(level))
+        return limited[:count]
 
     def _udp_unanswered(self):
         """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
@@ -622,7 +668,7 @@ class Engine(object):
         if self.local_max < self.min_size:
             raise tp.ProbeError("Nothing to probe: largest size %d is below the smallest %d"
                                 % (self.local_max, self.min_size))
-        nflows = int(self.spec.get("flows", 4))
+        nflows = int(self.spec["flows"])
         self.bucket = _Bucket(1.0 if self.version == 4 else 4.0)
         forward = self._reflector_transport(nflows, device_mtu)
         udp = tp.UdpTransport(self.dest_ip, self.version, self.source, flows=nflows)
@@ -662,7 +708,8 @@ class Engine(object):
             self.diags.append("forward probing through the reflector not possible: %s" % err)
             return None
         forward.max_size = device_mtu
-        if not forward.hello(time.monotonic() + HELLO_SECONDS):
+        starting_until = time.monotonic() + self.starting
+        if not forward.hello(starting_until + HELLO_SECONDS, starting_until):
             forward.close()
             self.diags.append("the dest's reflector did not answer: probing single-ended")
             return None
@@ -751,6 +798,13 @@ class Engine(object):
             if blackhole["size"] not in holes:
                 blackhole = None
 
+        if self.unmeasured:
+            # Never probed beyond the first round: these flows say nothing either way.
+            self._note("%d of %d flows not measured: the dest answers UDP probes about once a "
+                       "second (its ICMP rate limit), which left time to measure %d fully "
+                       "(probe through the dest's reflector, `reflector`, to measure all)"
+                       % (len(self.unmeasured), len(flows), len(flows) - len(self.unmeasured)))
+            flows = [f for f in flows if f not in self.unmeasured]
         results = []
         for index, flow in enumerate(flows):
             entry = {"flow": index, "path-mtu": flow.search.result(),
@@ -807,7 +861,7 @@ class Engine(object):
             "path-mtu": path_mtu,
             "local-mtu": self.local_mtu,
             "target-mtu": target,
-            "jumbo": (path_mtu >= target) if (path_mtu is not None and target) else None,
+            "jumbo": is_jumbo(path_mtu, target, pmtud),
             "pmtud": pmtud,
             "blackhole": blackhole,
             "method": method,
@@ -815,6 +869,7 @@ class Engine(object):
             "dest-ip": self.dest_ip,
             "hops": hops,
             "flows": results,
+            "flows-not-measured": len(self.unmeasured),
             "probes": probes,
             "elapsed": round(time.monotonic() - self.start, 4),
             "ptb": ptb,

@@ -32,6 +32,9 @@ DEFAULTS = {
     "flows": 4,
     "hops": False,
     "reverse": False,
+    # Forward probes through the dest node's reflector (the dest takes part): answers cost
+    # the dest no ICMP budget, so many flows are affordable (the mesh template asks for it).
+    "reflector": False,
     # Upper bound on the wait for any one probe's answer.
     "timeout": "PT1S",
 }
@@ -275,14 +278,16 @@ def require_valid(spec):
 
 
 def needs_dest_participant(spec):
-    """True when the dest node must run the tool too (reverse path, or the throughput legs of
-    a jumbo-throughput run's internal spec)."""
-    return bool(spec.get("reverse")) or spec.get("throughput") is not None
+    """True when the dest node must run the tool too (reverse path, forward probes through
+    its reflector, or the throughput legs of a jumbo-throughput run's internal spec)."""
+    return bool(spec.get("reverse")) or bool(spec.get("reflector")) \
+        or spec.get("throughput") is not None
 
 
 def participants(spec):
     """Participants of a run: the source (lead; null = this host), plus the dest when the
-    reverse measurement or the throughput phase needs the far end."""
+    reverse measurement, the forward probes through its reflector or the throughput phase
+    need the far end."""
     require_valid(spec)
     lead = spec.get("source-node") or spec.get("source")
     answer = {"participants": [lead]}
@@ -327,8 +332,9 @@ class _FailingParser(optparse.OptionParser):
 EPILOG = """\
 Measures the path MTU from the source to dest, says whether IP packets of target-mtu bytes
 (default 9000) cross the path unfragmented, and finds PMTUD black holes (hop, size).
-With --reverse the dest node takes part too (it needs this test and the jumbocheck tool
-installed). Time values take seconds (10) or ISO 8601 (PT10S). pmtu runs in the background
+With --reverse or --reflector the dest node takes part too (it needs this test and the
+jumbocheck tool installed); --reflector probes every flow through it, with no ICMP rate
+limit. Time values take seconds (10) or ISO 8601 (PT10S). pmtu runs in the background
 (a few dozen probe packets); the paired 1500/9000 throughput is the jumbo-throughput test."""
 
 # (spec key, option, help) of the endpoints, in spec_to_cli order; jumbo-throughput shares them.
@@ -350,6 +356,8 @@ _INTS = [
 _BOOLS = [
     ("hops", "--hops", "Report the MTU of every hop"),
     ("reverse", "--reverse", "Also measure dest -> source (the dest node takes part)"),
+    ("reflector", "--reflector", "Probe the forward path through the dest node's reflector "
+     "(the dest node takes part; its answers are not rate-limited, so many flows are cheap)"),
 ]
 # Options of the old throughput phase: still recognised, to point at the jumbo-throughput test.
 _MOVED_OPTIONS = ["--throughput", "--throughput-duration", "--throughput-omit", "--rounds",

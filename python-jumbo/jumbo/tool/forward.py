@@ -44,8 +44,10 @@ class ForwardTransport(probe_transport._SocketTransport):
         self._send_bytes(self.socks[flow], message, ttl)
         return probe
 
-    def hello(self, deadline):
-        """True when the reflector answers a HELLO before `deadline` (time.monotonic())."""
+    def hello(self, deadline, starting_until=None):
+        """True when the reflector answers a HELLO before `deadline` (time.monotonic()).
+        Until `starting_until` the dest participant may still be starting (its reflector
+        not bound yet): a port unreachable then means "not yet", not "nothing listens"."""
         while time.monotonic() < deadline:
             self.send(0, 0, None, kind=HELLO)
             self.sent -= 1  # not a probe
@@ -55,7 +57,12 @@ class ForwardTransport(probe_transport._SocketTransport):
                 if any(e.kind == probe_transport.ARRIVED for e in events):
                     return True
                 if any(e.kind == probe_transport.UNREACH for e in events):
-                    return False  # nothing listens on the port (or it is filtered)
+                    if starting_until is None or time.monotonic() >= starting_until:
+                        return False  # nothing listens on the port (or it is filtered)
+                    # Not bound yet: greet again shortly (each HELLO costs the dest one
+                    # ICMP answer of its budget, so not in a tight loop).
+                    time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+                    break
         return False
 
     def _error_event(self, data, anc):

@@ -18,20 +18,21 @@ Verdicts:
 
 import copy
 
-from ..core.mtu import DEFAULT_TARGET_MTU
+from ..core.mtu import DEFAULT_TARGET_MTU, is_jumbo
 
 SCHEMA = 1
 
 # Fields of the probe engine's answer that the test result carries over as they are.
 FORWARD_FIELDS = ("path-mtu", "local-mtu", "pmtud", "blackhole", "method", "ip-version",
-                  "dest-ip", "hops", "flows", "probes", "elapsed", "ptb")
+                  "dest-ip", "hops", "flows", "flows-not-measured", "probes", "elapsed", "ptb")
 
 
 def _base(spec):
     target = (spec or {}).get("target-mtu", DEFAULT_TARGET_MTU)
     return {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
             "path-mtu": None, "local-mtu": None, "target-mtu": target, "jumbo": None,
-            "pmtud": "unknown", "blackhole": None, "hops": [], "flows": [], "ptb": [],
+            "pmtud": "unknown", "blackhole": None, "hops": [], "flows": [],
+            "flows-not-measured": 0, "ptb": [],
             "probes": 0, "reverse-path-mtu": None, "throughput": None}
 
 
@@ -52,7 +53,7 @@ def assemble(spec, forward, forward_error=None, reverse=None, throughput=None, p
             notes.append(str(forward["diags"]))
     if result["path-mtu"] is not None and not forward_error:
         result["succeeded"] = True
-        result["jumbo"] = result["path-mtu"] >= result["target-mtu"]
+        result["jumbo"] = is_jumbo(result["path-mtu"], result["target-mtu"], result["pmtud"])
     else:
         result["error"] = forward_error or "the forward path MTU could not be measured"
     if spec.get("reverse"):

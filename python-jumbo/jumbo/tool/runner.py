@@ -398,7 +398,7 @@ def _resolve(host, version):
         raise RunError(str(err))
 
 
-def _forward(run, peer=None):
+def _forward(run, peer=None, starting=0.0):
     """The forward phase: (result dict or None, error or None). The engine keeps itself
     within jumbo.probe.max_duration(spec), which the slot includes. With the dest's
     participant data (`peer`), forward probes go through its reflector (no ICMP budget
@@ -408,7 +408,7 @@ def _forward(run, peer=None):
     via = None
     if peer is not None and isinstance(peer.get("reflector-port"), int) \
             and isinstance(peer.get("_token"), str):
-        via = {"port": peer["reflector-port"], "token": peer["_token"]}
+        via = {"port": peer["reflector-port"], "token": peer["_token"], "starting": starting}
     try:
         outcome = probe.measure(spec, reflector=via) if via else probe.measure(spec)
     except probe.ProbeError as err:
@@ -435,13 +435,13 @@ def _run_source(run):
                 early_peer = run.peer()
             except RunError:
                 early_peer = None  # reported below
-            if early_peer is not None:
-                # Forward probes go through p1's reflector: give it its start-up time first
-                # (the START_WAIT the slot already has). A slot shorter than the budget (a
-                # clock that jumped) has no room for it: then the forward phase probes
-                # single-ended.
-                _sleep_until(run.start + START_WAIT)
-        forward, forward_error = _forward(run, early_peer)
+        # Forward probes go through p1's reflector: the engine greets it from the start and
+        # keeps greeting through p1's start-up time (the START_WAIT the slot already has),
+        # so a run with both nodes up probes at once. A slot shorter than the budget (a
+        # clock that jumped) has no room for it: then the forward phase probes
+        # single-ended.
+        starting = max(0.0, run.start + START_WAIT - time.time())
+        forward, forward_error = _forward(run, early_peer, starting)
     if forward is not None and forward.get("succeeded") is False and not forward_error:
         forward_error = forward.get("error") or "the forward measurement failed"
 
@@ -463,8 +463,10 @@ def _run_source(run):
                 peer_error = peer_error or str(err)
         version = 6 if version == 6 or (dest_ip and ":" in dest_ip) else 4
         if peer is not None and dest_ip is not None:
-            # Give p1 its start-up time (and clock skew) before talking to it.
-            _sleep_until(run.start + START_WAIT)
+            # Give p1 its start-up time (and clock skew) before talking to it, unless its
+            # reflector already answered the forward probes.
+            if not (forward and forward.get("method") == "reflector"):
+                _sleep_until(run.start + START_WAIT)
             path_mtu = forward.get("path-mtu") if forward else None
             if run.full.get("reverse"):
                 try:
