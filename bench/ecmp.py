@@ -16,8 +16,12 @@ Per case, family and mode: how many runs were exact (path MTU of the bad member,
 blackhole, partial: some flows crossed), how many of the found holes were located at the
 truth's hop (TTL and address), unconfirmed (a flow with no path MTU, or pmtud unknown), wrong
 (anything else), wall time of the whole process (single-ended: around the jumbocheck process;
-reflector: from the slot's start to the lead's exit, its 2 s start wait included, beside the
-forward phase's own `elapsed`), and the miss rate (every flow crossed: reported 9000,
+reflector: from the slot's start to the lead's exit, its start wait included, beside the
+forward phase's own `elapsed`), `fmiss`: misses although a measured flow took the bad member
+(each flow's member told after the run by the lab's nftables counters; never by chance),
+`lucky`: runs none of whose flows took the bad member (the lab's own draw of the chance the
+bound gives), `nm`: runs with flows the engine said it did not measure /
+those flows in all (flows-not-measured), and the miss rate (every flow crossed: reported 9000,
 not-needed) beside the chance bound (1 - bad share)^flows (echo: its fixed member's, times
 (1 - bad share)^(flows - 1)). Before the runs: the members 40 UDP source ports take and the
 one echo takes (nftables counters), so a bound is never quoted for a lab that does not spread.
@@ -40,6 +44,7 @@ from bench.probe import ALL_GROUPS, JUMBOCHECK, USER, timed  # noqa: E402 - afte
 NO_ECHO = (1, 0)
 MODES = ("echo", "udp", "reflector")
 CASES = ("ecmp4-overlay-blackhole", "ecmp4-overlay-blackhole-lossy", "ecmp2-1500-blackhole")
+UDP_PORT = 33434  # jumbo.probe.transport.DEFAULT_PORT: the UDP probes' dest port
 SEED = 2  # on ecmp4-overlay-blackhole echo then takes a good member in both families
 
 
@@ -74,17 +79,39 @@ def through_reflector(lab, spec):
     try:
         outcome = harness.run_tool_participants("jumbocheck", spec, places, start_in=0.5)
     except (RuntimeError, AssertionError) as err:
-        return {"succeeded": False, "error": str(err)[:300]}, None
+        return {"succeeded": False, "error": str(err)[:300]}, None, None
     returned = time.time()
     start = outcome.inputs[0]["schedule"]["start"]
     start = datetime.datetime.fromisoformat(start).timestamp()
     # The runs ended just before merged-results was called.
     wall = returned - outcome.merged_completed.elapsed - start
-    return outcome.merged or {"succeeded": False, "error": "merged-results failed"}, wall
+    port = (outcome.participant_data[1] or {}).get("reflector-port")
+    return outcome.merged or {"succeeded": False, "error": "merged-results failed"}, wall, port
 
 
-def classify(result, truth):
-    """exact / miss / unconfirmed / wrong, and whether a found hole sits at the truth's hop."""
+def on_bad_members(lab, version, result, dport, bad, echo_bad):
+    """How many of the run's flows took a black-holed member (each flow's source port and
+    the run's dest port counted on the lab's splitting router after the run; echo's flow
+    takes echo's fixed member); None when a port's member could not be told."""
+    flows = result.get("flows") or []
+    ports = [f.get("source-port") for f in flows if f.get("source-port")]
+    members = lab.ecmp_members("src", "dst", version, ports, dport) if ports and dport else {}
+    count = 0
+    for flow in flows:
+        port = flow.get("source-port")
+        if port is None:
+            count += 1 if echo_bad else 0
+        elif port not in members:
+            return None
+        else:
+            count += 1 if members[port] in bad else 0
+    return count
+
+
+def classify(result, truth, on_bad=None):
+    """exact / miss / unconfirmed / wrong, and whether a found hole sits at the truth's hop.
+    A miss when `on_bad` flows (> 0) took a black-holed member is `false-miss`: the hole was
+    on a measured flow's path and still not reported."""
     flows = result.get("flows") or []
     verdicts = set(f.get("pmtud") for f in flows)
     unconfirmed = not result.get("succeeded") or result.get("path-mtu") is None \
@@ -99,7 +126,7 @@ def classify(result, truth):
             and partial:
         kind = "exact"
     elif result.get("path-mtu") == truth["local-mtu"] and result.get("pmtud") == "not-needed":
-        kind = "miss"
+        kind = "false-miss" if on_bad else "miss"
     else:
         kind = "wrong"
     return kind, located
@@ -183,10 +210,12 @@ def run_case(case, mode, args, rows):
             kinds, located, walls, forward = [], [], [], []
             for _ in range(args.runs):
                 if mode == "reflector":
-                    result, wall = through_reflector(lab, spec)
+                    result, wall, dport = through_reflector(lab, spec)
                 else:
                     result, wall = single_ended(lab, dest, args.flows)
-                kind, at_hop = classify(result, truth)
+                    dport = UDP_PORT
+                on_bad = on_bad_members(lab, version, result, dport, bad, echo_bad)
+                kind, at_hop = classify(result, truth, on_bad)
                 kinds.append(kind)
                 located.append(at_hop)
                 walls.append(wall)
@@ -194,16 +223,23 @@ def run_case(case, mode, args, rows):
                 rows.append({"case": case, "mode": mode, "version": version, "kind": kind,
                              "located": at_hop, "wall": wall, "elapsed": result.get("elapsed"),
                              "flows": flows, "method": result.get("method"),
+                             "not-measured": result.get("flows-not-measured") or 0,
+                             "on-bad": on_bad,
                              "blackhole": result.get("blackhole"),
                              "path-mtu": result.get("path-mtu"), "pmtud": result.get("pmtud"),
                              "error": result.get("error"), "diags": result.get("diags")})
             n = len(kinds)
             found = sum(1 for r in rows[-n:] if r["pmtud"] == "blackhole")
+            short = [r["not-measured"] for r in rows[-n:] if r["not-measured"]]
             bound = chance_bound(truth, flows, mode, echo_bad)
-            line = ("%-30s %-9s %d %4d %5d %4d/%-4d %5d %5d  %-17s %-17s %5.1f%% %8.4f%% %3d"
+            lucky = sum(1 for r in rows[-n:] if r["on-bad"] == 0)
+            line = ("%-30s %-9s %d %4d %5d %4d/%-4d %5d %5d %5d %6s  %-17s %-17s %5.1f%% %5.1f%% "
+                    "%8.4f%% %3d"
                     % (case, mode, version, n, kinds.count("exact"), sum(located), found,
-                       kinds.count("unconfirmed"), kinds.count("wrong"), _stats(walls),
-                       _stats(forward), 100.0 * kinds.count("miss") / n, 100.0 * bound, flows))
+                       kinds.count("unconfirmed"), kinds.count("wrong"), kinds.count("false-miss"),
+                       "%d/%d" % (len(short), sum(short)), _stats(walls),
+                       _stats(forward), 100.0 * (kinds.count("miss") + kinds.count("false-miss")) / n, 100.0 * lucky / n,
+                       100.0 * bound, flows))
             hit = sum(1 for count in spread.values() if count)
             line += "  members hit by 40 ports %d/%d, echo on %s%s" % (
                 hit, len(spread), ",".join(echo) or "?", " (bad)" if echo_bad else "")
@@ -219,9 +255,9 @@ def main(argv):
     print("bench ecmp %s, %d runs per case, family and mode; load average at start: "
           "%.2f %.2f %.2f on %d cores" % (datetime.date.today().isoformat(), args.runs,
                                           load[0], load[1], load[2], os.cpu_count()))
-    print("%-30s %-9s %1s %4s %5s %9s %5s %5s  %-17s %-17s %6s %9s %3s" % (
-        "case", "mode", "v", "runs", "exact", "located", "unconf", "wrong",
-        "wall s min/med/max", "elapsed s m/m/m", "miss", "bound", "flows"))
+    print("%-30s %-9s %1s %4s %5s %9s %5s %5s %5s %6s  %-17s %-17s %6s %6s %9s %3s" % (
+        "case", "mode", "v", "runs", "exact", "located", "unconf", "wrong", "fmiss", "nm",
+        "wall s min/med/max", "elapsed s m/m/m", "miss", "lucky", "bound", "flows"))
     rows = []
     for case in args.cases:
         for mode in args.modes:

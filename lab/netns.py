@@ -291,58 +291,88 @@ class Lab(object):
         self.processes.append(proc)
         return proc
 
-    def ecmp_hits(self, source, dest, version=4, ports=range(40000, 40040), echo=False):
-        """Which ECMP member small packets source -> dest take: {member router: packets}.
-
-        Counts, with nftables counters on the first router that splits the path, one UDP
-        datagram from each source port in `ports` (to port 33434), or with `echo` one ICMP echo
-        request (echo carries no ports: with hash policy 3 every echo of a host pair takes one
-        member). The counters are removed again; a lost datagram is simply not counted."""
-        router, hops = None, []
+    def _split(self, source, dest):
+        """The first router splitting source -> dest over several members, and its members."""
         for path in self.topology.paths(source, dest)[:1]:
             for node in path[1:-1]:
                 hops = self.topology.next_hops(node, dest)
                 if len(hops) > 1:
-                    router = node
-                    break
+                    return node, hops
+        return None, []
+
+    def ecmp_hits(self, source, dest, version=4, ports=range(40000, 40040), echo=False):
+        """Which ECMP member small packets source -> dest take: {member router: packets}.
+
+        One UDP datagram from each source port in `ports` (to port 33434), or with `echo` one
+        ICMP echo request (echo carries no ports: with hash policy 3 every echo of a host
+        pair takes one member); see ecmp_members."""
+        if echo:
+            counted = self._count_members(source, dest, version, [None], None)
+        else:
+            counted = self._count_members(source, dest, version, list(ports), 33434)
+        hits = {}
+        for (_port, member), packets in counted.items():
+            hits[member] = hits.get(member, 0) + packets
+        return hits
+
+    def ecmp_members(self, source, dest, version, ports, dport):
+        """{source port: member router} of UDP flows source:port -> dest:dport (one datagram
+        each, counted and dropped at the splitting router, so the dest never answers them
+        and its ICMP budget is left alone); ports whose datagram was lost are missing."""
+        counted = self._count_members(source, dest, version, list(ports), dport)
+        return dict((port, member) for (port, member), packets in counted.items() if packets)
+
+    def _count_members(self, source, dest, version, ports, dport):
+        """nftables counters on the splitting router, one per (source port, member); the
+        datagrams (or the one echo request, ports [None]) are sent as root and dropped there.
+        The counters are removed again."""
+        router, hops = self._split(source, dest)
         if router is None:
             return {}
-        match = ("icmp type echo-request" if version == 4 else "icmpv6 type echo-request") \
-            if echo else "udp dport 33434"
+        echo = ports == [None]
         rules = ["add table inet spread",
                  "add chain inet spread hits { type filter hook forward priority -10; }"]
         for hop in hops:
             ifname = self.topology.interface_name(self.topology.link_between(router, hop), router)
-            rules.append('add rule inet spread hits oifname "%s" %s counter comment "%s"'
-                         % (ifname, match, hop))
+            for port in ports:
+                if echo:
+                    match = "icmp type echo-request" if version == 4 else \
+                        "icmpv6 type echo-request"
+                else:
+                    match = "udp sport %d udp dport %d" % (port, dport)
+                rules.append('add rule inet spread hits oifname "%s" %s counter drop '
+                             'comment "%s %s"' % (ifname, match, port, hop))
         self.run(router, ["nft", "-f", "-"], input_text="\n".join(rules) + "\n")
         try:
             target = self.address(dest, version)
             if echo:
-                self.run(source, ["ping", "-%d" % version, "-n", "-c", "1", "-W", "1", target],
-                         check=False)
+                self.run(source, ["ping", "-%d" % version, "-n", "-c", "1", "-W", "0.2",
+                                  target], check=False)
             else:
                 script = ("import socket, sys\n"
-                          "for port in sys.argv[2:]:\n"
+                          "for port in sys.argv[3:]:\n"
                           "    s = socket.socket(socket.AF_INET6 if ':' in sys.argv[1] else "
                           "socket.AF_INET, socket.SOCK_DGRAM)\n"
+                          "    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
                           "    s.bind(('', int(port)))\n"
-                          "    s.sendto(b'x', (sys.argv[1], 33434))\n"
+                          "    s.sendto(b'x', (sys.argv[1], int(sys.argv[2])))\n"
                           "    s.close()\n")
-                self.run(source, [sys.executable, "-c", script, target]
+                self.run(source, [sys.executable, "-c", script, target, str(dport)]
                          + [str(p) for p in ports])
             listing = self.run(router, ["nft", "-j", "list", "table", "inet", "spread"]).stdout
         finally:
             self.run(router, ["nft", "delete", "table", "inet", "spread"], check=False)
-        hits = dict((hop, 0) for hop in hops)
+        counted = {}
         for item in json.loads(listing).get("nftables", []):
             rule = item.get("rule")
             if not rule:
                 continue
+            port, member = rule.get("comment").split(" ")
             for expr in rule.get("expr", []):
                 if "counter" in expr:
-                    hits[rule.get("comment")] = expr["counter"]["packets"]
-        return hits
+                    key = (None if port == "None" else int(port), member)
+                    counted[key] = expr["counter"]["packets"]
+        return counted
 
     def wait_for(self, predicate, timeout=10.0, interval=0.05):
         deadline = time.monotonic() + timeout
