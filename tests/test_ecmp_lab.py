@@ -101,3 +101,39 @@ def test_single_ended_udp_finds_and_locates_the_hole_or_misses_it_by_chance(lab_
                 assert located, result["blackhole"]
             else:
                 assert kind == "miss" and on_bad == 0, (kind, on_bad, result)
+
+
+SEND = r"""
+import socket, sys, time
+dest, count, gap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+s = socket.socket(socket.AF_INET6 if ":" in dest else socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(count):
+    s.sendto(b"x", (dest, 33434))
+    time.sleep(gap)
+"""
+
+
+@needs_lab
+def test_the_dest_budget_bench_probe_reads_is_the_kernels(lab_factory):
+    """bench/budget.py's model of the dest's port-unreachable budget (burst 6, then the rate
+    its sysctls give per family) against what the kernel sends: a burst of 30 datagrams gets
+    6 answers, 2 s of datagrams every 10 ms about 2 s x rate more."""
+    import sys
+    import time
+    from bench.budget import BURST, Budget
+    lab = lab_factory("clean-jumbo")
+    for version in (4, 6):
+        budget = Budget(lab, "dst", "src", version)
+        try:
+            dest = lab.address("dst", version)
+            before = budget.answers()
+            lab.run("src", [sys.executable, "-c", SEND, dest, "30", "0"])
+            assert budget.answers() - before == BURST
+            before, start = budget.answers(), time.monotonic()
+            lab.run("src", [sys.executable, "-c", SEND, dest, "200", "0.01"])
+            spent = time.monotonic() - start
+            got = budget.answers() - before
+            assert abs(got - spent * budget.rate) <= max(2, 0.25 * spent * budget.rate), \
+                (version, got, spent, budget.describe())
+        finally:
+            budget.close()
