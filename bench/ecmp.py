@@ -15,14 +15,16 @@ drops PTBs. Modes:
 Per case, family and mode: how many runs were exact (path MTU of the bad member, pmtud
 blackhole, partial: some flows crossed), how many of the found holes were located at the
 truth's hop (TTL and address), unconfirmed (a flow with no path MTU, or pmtud unknown), wrong
-(anything else), wall time of the whole process (single-ended: around the jumbocheck process;
-reflector: from the slot's start to the lead's exit, its start wait included, beside the
-forward phase's own `elapsed`), `fmiss`: misses although a measured flow took the bad member
-(each flow's member told after the run by the lab's nftables counters; never by chance),
-`lucky`: runs none of whose flows took the bad member (the lab's own draw of the chance the
-bound gives), `nm`: runs with flows the engine said it did not measure /
-those flows in all (flows-not-measured), and the miss rate (every flow crossed: reported 9000,
-not-needed) beside the chance bound (1 - bad share)^flows (echo: its fixed member's, times
+(anything else; a run whose flows all took a bad member and report the hole for all is
+`whole`, said at the end of the line), wall time of the whole process (single-ended: around
+the jumbocheck process; reflector: from the slot's start to the lead's exit, its start wait
+included, beside the forward phase's own `elapsed`; when both participants had ended at the
+end of the line), `fmiss`: misses although a measured flow took the bad member (each flow's
+member told after the run by the lab's nftables counters; never by chance), `lucky`: runs
+none of whose flows took the bad member (the lab's own draw of the chance the bound gives),
+`nm`: runs with flows the engine said it did not measure / those flows in all
+(flows-not-measured), and the miss rate (every flow crossed: reported 9000, not-needed)
+beside the chance bound (1 - bad share)^flows (echo: its fixed member's, times
 (1 - bad share)^(flows - 1)). Before the runs: the members 40 UDP source ports take and the
 one echo takes (nftables counters), so a bound is never quoted for a lab that does not spread.
 """
@@ -83,10 +85,16 @@ def through_reflector(lab, spec):
     returned = time.time()
     start = outcome.inputs[0]["schedule"]["start"]
     start = datetime.datetime.fromisoformat(start).timestamp()
-    # The runs ended just before merged-results was called.
-    wall = returned - outcome.merged_completed.elapsed - start
+    # The runs were launched together and the last one ended just before merged-results ran:
+    # the lead's exit is launch + its own elapsed (the dest's run may outlive it, up to the
+    # slot's end when the final STATUS is lost: `pair` is when both had ended).
+    pair_end = returned - outcome.merged_completed.elapsed
+    launch = pair_end - max(done.elapsed for done in outcome.runs)
+    wall = launch + outcome.runs[0].elapsed - start
     port = (outcome.participant_data[1] or {}).get("reflector-port")
-    return outcome.merged or {"succeeded": False, "error": "merged-results failed"}, wall, port
+    merged = outcome.merged or {"succeeded": False, "error": "merged-results failed"}
+    merged["_pair"] = pair_end - start
+    return merged, wall, port
 
 
 def on_bad_members(lab, version, result, dport, bad, echo_bad):
@@ -109,7 +117,9 @@ def on_bad_members(lab, version, result, dport, bad, echo_bad):
 
 
 def classify(result, truth, on_bad=None):
-    """exact / miss / unconfirmed / wrong, and whether a found hole sits at the truth's hop.
+    """exact / whole / miss / unconfirmed / wrong, and whether a found hole sits at the
+    truth's hop. `whole`: every flow took a bad member and all report the hole (right for
+    those flows, but not partial).
     A miss when `on_bad` flows (> 0) took a black-holed member is `false-miss`: the hole was
     on a measured flow's path and still not reported."""
     flows = result.get("flows") or []
@@ -125,6 +135,9 @@ def classify(result, truth, on_bad=None):
     elif result.get("path-mtu") == truth["path-mtu"] and result.get("pmtud") == "blackhole" \
             and partial:
         kind = "exact"
+    elif result.get("path-mtu") == truth["path-mtu"] and verdicts == {"blackhole"} \
+            and on_bad == len(flows):
+        kind = "whole"
     elif result.get("path-mtu") == truth["local-mtu"] and result.get("pmtud") == "not-needed":
         kind = "false-miss" if on_bad else "miss"
     else:
@@ -224,7 +237,7 @@ def run_case(case, mode, args, rows):
                              "located": at_hop, "wall": wall, "elapsed": result.get("elapsed"),
                              "flows": flows, "method": result.get("method"),
                              "not-measured": result.get("flows-not-measured") or 0,
-                             "on-bad": on_bad,
+                             "on-bad": on_bad, "pair": result.get("_pair"),
                              "blackhole": result.get("blackhole"),
                              "path-mtu": result.get("path-mtu"), "pmtud": result.get("pmtud"),
                              "error": result.get("error"), "diags": result.get("diags")})
@@ -243,8 +256,13 @@ def run_case(case, mode, args, rows):
             hit = sum(1 for count in spread.values() if count)
             line += "  members hit by 40 ports %d/%d, echo on %s%s" % (
                 hit, len(spread), ",".join(echo) or "?", " (bad)" if echo_bad else "")
+            if kinds.count("whole"):
+                line += ", %d runs all flows on the bad member (reported whole)" % \
+                    kinds.count("whole")
             if mode == "reflector":
-                line += ", spec %s" % ("reflector" if spec.get("reflector") else "reverse")
+                line += ", spec %s, both participants ended %s s" % (
+                    "reflector" if spec.get("reflector") else "reverse",
+                    _stats([r["pair"] for r in rows[-n:]]))
             print(line)
             sys.stdout.flush()
 
