@@ -4,7 +4,7 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test test-pscheduler setup lint compat rpm deb bench bench-probe bench-ecmp \
+.PHONY: demo test fuzz test-pscheduler setup lint compat rpm deb bench bench-probe bench-ecmp \
 	bench-archive bench-report bench-schedule bench-pscheduler clean
 
 demo: setup
@@ -16,6 +16,12 @@ test: setup
 	.venv/bin/ruff check .
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS)
 	bash scripts/check-compat.sh
+
+# The property-based fuzzer (tests/test_fuzz.py) at length: FUZZ_EXAMPLES examples in all
+# (`make test` runs it with a small fixed budget).
+FUZZ_EXAMPLES ?= 100000
+fuzz: setup
+	JUMBO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PYTHON) -m pytest tests/test_fuzz.py -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # pyflakes + pycodestyle + blind excepts over everything, plugin executables included
 # (configuration: ruff.toml).

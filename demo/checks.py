@@ -98,4 +98,4 @@ def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
             "hosts": len(sources), "configured-hosts": len(jumbo_hosts),
             "configured": (len(jumbo_hosts) / float(len(sources))) if sources else None,
             "capable": (capable / float(paths)) if paths else None,
-            "blackholes": holes}
+            "blackholes": holes, "capable_pairs": sorted(capable_pairs)}

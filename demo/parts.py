@@ -94,6 +94,10 @@ def survey():
         parts["report"] = Part("jumbo-report", False,
                                "jumbo.report.cli cannot be imported (%s: %s)"
                                % (type(err).__name__, err))
+    from .telemetry import missing
+    why = missing()
+    parts["prometheus"] = Part("Prometheus (telemetry)", why is None, why or "used and configured "
+                               "measured from flowd-go and node exporter metrics")
     return parts
 
 

@@ -95,6 +95,7 @@ class Demo(object):
         self.started_opensearch = False
         self.store_url = None
         self.report_json = None
+        self.report_text = self.report_csv = self.serving = self.telemetry_truth = None
         self.html_path = os.path.join(self.out, "report.html")
         self.namespaces_left = None
         self.t0 = time.monotonic()
@@ -128,7 +129,7 @@ class Demo(object):
 
         self.stage(0, "What is there")
         self.parts = parts.survey()
-        for key in ("test", "tool", "harness", "user", "archiver", "report"):
+        for key in ("test", "tool", "harness", "user", "archiver", "report", "prometheus"):
             part = self.parts[key]
             self.say("   %-24s %s" % (part.name, ("ok" if key != "user" else "ok: " + part.detail)
                                           if part.ok else "MISSING: " + part.detail))
@@ -177,6 +178,7 @@ class Demo(object):
         return 0
 
     def cleanup(self):
+        self._stop_telemetry()
         if self.lab is not None:
             self.lab.destroy()
             self.lab = None
@@ -390,6 +392,10 @@ class Demo(object):
         if self.args.opensearch:
             return self._start_opensearch()
         path = os.path.join(self.out, "jumbo.sqlite")
+        # The archiver keeps SQLite stores in the directories the node's limits allow
+        # (docs/security.md); the demo's own output directory is one, for its processes.
+        os.environ["JUMBO_SQLITE_DIRS"] = ":".join(
+            [d for d in (os.environ.get("JUMBO_SQLITE_DIRS"), self.out) if d])
         # A fresh embedded store per run: the report then shows this run only.
         for suffix in ("", "-wal", "-shm", "-journal"):
             if os.path.exists(path + suffix):
@@ -560,7 +566,14 @@ class Demo(object):
         volumes = self._write_volumes()
         if volumes:
             base += ["--volumes", volumes]
-        text = self._run_report(base + ["--format", "text"])
+        prometheus = self._serve_telemetry()
+        if prometheus:
+            base += ["--prometheus", prometheus, "--sites", self.serving.sites_file]
+        csv_out = os.path.join(self.out, "report.csv")
+        if self._run_report(base + ["--format", "csv", "--out", csv_out]) is not None:
+            with open(csv_out) as handle:
+                self.report_csv = handle.read()
+        text = self.report_text = self._run_report(base + ["--format", "text"])
         if text is not None:
             for line in text.rstrip("\n").splitlines():
                 self.say("   | " + line)
@@ -580,6 +593,36 @@ class Demo(object):
                     handle.write(raw)
             except ValueError:
                 self.fail("report", "jumbo-report --format json printed no JSON")
+        self._stop_telemetry()
+
+    def _serve_telemetry(self):
+        """The traffic and the interface MTUs to a real Prometheus (demo/telemetry.py): its URL,
+        or None (said why)."""
+        from . import telemetry
+        self.serving = None
+        why = telemetry.missing()
+        if why:
+            self.skip("telemetry", "%s: used and configured cannot be measured; the report falls "
+                      "back to the volume matrix and the measuring hosts' local MTU" % why)
+            return None
+        measured = [(t.source, t.dest, bool(t.spec.get("reverse"))) for t in self.tasks if t.archived]
+        try:
+            self.serving = telemetry.Serving(self.topology, measured, self.out)
+            self.telemetry_truth = self.serving.truth
+            url = self.serving.start()
+        except Exception as err:  # noqa: BLE001 - reported, never a traceback
+            self.fail("telemetry", "Prometheus did not start: %s" % err)
+            self._stop_telemetry()
+            return None
+        self.say("   traffic (the volume matrix as flowd-go flows, %.0f TB/week) and %d hosts' "
+                 "interface MTUs (node exporter) served to Prometheus at %s"
+                 % (self.serving.total / 1e12, self.serving.truth["hosts"], url))
+        return url
+
+    def _stop_telemetry(self):
+        if getattr(self, "serving", None) is not None:
+            self.serving.stop()
+            self.serving = None
 
     def _write_volumes(self):
         """The traffic matrix (demo/mesh.py) between the sites measured, as the report's CSV."""
@@ -709,11 +752,20 @@ class Demo(object):
             capable = capable.get("share", capable.get("value"))
         ok = self._share_check("jumbo-capable share", capable, truth["capable"], "%d/%d" % (
             truth["capable-paths"], truth["paths"])) and ok
-        ok = self._share_check("traffic-weighted share", report.get("used"), truth["used"],
-                               "%d of %d TB/week" % (truth["used-tb"], truth["volume-tb"])) and ok
-        ok = self._share_check("configured hosts", report.get("configured"), truth["configured"],
-                               "%d/%d hosts with MTU >= 9000" % (truth["configured-hosts"],
-                                                                 truth["hosts"])) and ok
+        if report.get("telemetry") and self.telemetry_truth:
+            from .telemetry import check
+            html = open(self.html_path).read() if os.path.exists(self.html_path) else ""
+            good, lines = check(report, self.report_csv or "", self.report_text or "", html,
+                                self.telemetry_truth, self._share_check)
+            for line in lines:
+                self.say(line)
+            ok = good and ok
+        else:
+            ok = self._share_check("traffic-weighted share", report.get("used"), truth["used"],
+                                   "%d of %d TB/week" % (truth["used-tb"], truth["volume-tb"])) and ok
+            ok = self._share_check("configured hosts", report.get("configured"), truth["configured"],
+                                   "%d/%d hosts with MTU >= 9000" % (truth["configured-hosts"],
+                                                                     truth["hosts"])) and ok
         # By site (the reference every result carries); hosts are SITE or SITE6.
         holes = sorted((h.get("source_site") or _node(h.get("source") or ""),
                         h.get("dest_site") or _node(h.get("dest") or ""))
@@ -756,6 +808,12 @@ class Demo(object):
             forward = [t for t in measured if t.result.get("jumbo")]
             say("                       (%d of %d carry 9000 in the measured direction: the "
                 "reverse path or a black hole stops the rest)" % (len(forward), len(measured)))
+            tel = report.get("telemetry")
+            if tel:
+                say("   traffic on jumbo:   %.1f%% of the bytes sent (flowd-go telemetry; gap %.1f%%: "
+                    "capable paths still at 1500)" % (100.0 * (tel["used"] or 0), 100.0 * (tel["gap"] or 0)))
+                say("   configured:         %d of %d hosts at MTU 9000 (node exporter, measuring or not)"
+                    % (report["configured_hosts"], report["hosts"]))
             holes = [t for t in measured if t.result.get("pmtud") == "blackhole"]
             real = [t for t in measured if mesh.expected(
                 self.topology, t.source, t.dest)["pmtud"] == "blackhole"]

@@ -13,6 +13,7 @@ setup(
         "console_scripts": [
             "jumbocheck = jumbo.probe.cli:main",
             "jumbo-report = jumbo.report.cli:main",
+            "jumbo-alarms = jumbo.report.alarms_cli:main",
             "jumbo-replay = jumbo.archive.replay:main",
         ]
     },

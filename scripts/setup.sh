@@ -11,6 +11,8 @@ APT_PACKAGES=(
   rpm dpkg-dev debhelper fakeroot
   openjdk-17-jre-headless maven unzip curl
   chromium
+  # a real Prometheus for the telemetry tests and the demo (tests/prometheus_fixture.py)
+  prometheus
   # the real pScheduler of the integration suite (tests/integration/, lab/real_pscheduler/)
   postgresql-15 postgresql-plpython3-15 gunicorn jq openssl make bc
   python3-psycopg2 python3-flask python3-dateutil python3-isodate python3-jsonschema

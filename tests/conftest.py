@@ -29,3 +29,16 @@ def lab_factory():
     yield build
     for lab in built:
         lab.destroy()
+
+
+# Issue 23: SQLite stores live only in the directories the node's limits allow
+# (jumbo.core.limits). The tests keep theirs in pytest's scratch directories (and the demo's in
+# var/): allow those, for the archiver processes the tests start too.
+def _allow_scratch_stores():
+    import tempfile
+    extra = [tempfile.gettempdir(), os.path.join(ROOT, "var")]
+    current = os.environ.get("JUMBO_SQLITE_DIRS")
+    os.environ["JUMBO_SQLITE_DIRS"] = ":".join(([current] if current else []) + extra)
+
+
+_allow_scratch_stores()

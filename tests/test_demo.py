@@ -104,6 +104,14 @@ def test_quick_demo_runs_end_to_end_and_checks_itself(tmp_path):
     with open(os.path.join(str(tmp_path), "report.json")) as handle:
         report = json.load(handle)
     assert sorted((h["source"], h["dest"]) for h in report["blackholes"]) == [("ral", "cern")]
+    # used and configured measured: the traffic as flowd-go flows and every host's interface MTU
+    # through a real Prometheus, checked by the demo against its truth in every format.
+    assert report["used_source"] == "telemetry" and report["configured_source"] == "node exporter"
+    assert report["telemetry"]["configured"]["hosts"] == 7 and report["configured"] == 5 / 7.0
+    assert "report used (bytes on jumbo segments, telemetry)" in output
+    assert "used, capable and configured in text, JSON, CSV and HTML: ok" in output
+    with open(os.path.join(str(tmp_path), "report.csv")) as handle:
+        assert "telemetry,mesh,used," in handle.read()
     # The lab is gone.
     assert _namespaces("jl%d-" % proc.pid) == []
     assert "Traceback" not in output

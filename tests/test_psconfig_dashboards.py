@@ -60,6 +60,7 @@ DOCS = [
     _env(A, C, 30, 1500),
     _env(A, C, 40, 1400, task="Path MTU IPv6"),
     _env(B, A, 50, 4000),
+    _env(B, A, 55, 9000, pmtud="unknown"),                    # undecided: flows unmeasured
     _env(B, C, 60, 1500, pmtud="blackhole", blackhole=HOLE),  # located black hole
     _env(C, A, 70, 9000),
     _env(C, A, 80, 1501),
@@ -223,6 +224,14 @@ def test_black_hole_matrix(archive):
     assert all(colour(steps, v) == "#000000" for v in cells.values())
 
 
+def test_undecided_matrix(archive):
+    """Runs that carried 9000 on the flows they measured but left others unmeasured: never
+    jumbo, their own matrix (the failed run with pmtud unknown is not one)."""
+    panel = _panel("Undecided runs (PMTUD unknown)")
+    assert _matrix(archive, panel) == {(B, A): 1}
+    assert panel["options"]["addUrl"] is True
+
+
 def test_site_matrix(archive):
     cells = _matrix(archive, _panel("Path MTU by site (worst in range)"), task="Path MTU IPv4")
     assert cells == {(SITES[s], SITES[d]): v for (s, d), v in EXPECTED_V4.items()}
@@ -241,7 +250,7 @@ def test_time_series_pie_and_gain(archive):
     panel = _panel("Runs by PMTUD verdict")
     target = panel["targets"][0]
     counts = dict(rows(archive(to_request(target, {"task": "$__all"})), target))
-    assert counts == {"ok": 6, "blackhole": 2, "unknown": 1}
+    assert counts == {"ok": 6, "blackhole": 2, "unknown": 2}
 
     panel = _panel("Jumbo throughput gain (9000 vs 1500)")
     target = panel["targets"][0]
@@ -348,3 +357,92 @@ def test_agent_displays(archive):
     # located black holes only: C -> B vanished without a locatable hop (see the Grafana panel)
     assert marked == {(B, C): 9000}
     assert colour(hole["thresholds"], 9000) == "#000000"
+
+
+# -- the adoption dashboard: used / capable / configured beside the DC26 / DC28 targets ------------
+
+ADOPTION = os.path.join(ROOT, "dashboards", "grafana-jumbo-adoption.json")
+# Grafana's own (React) panels; Angular ones (graph, singlestat, table-old, ...) are gone in 12.
+REACT_PANELS = {"timeseries", "stat", "table", "bargauge", "piechart", "text", "state-timeline",
+                "status-history", "barchart", "heatmap"}
+
+
+def _adoption_target(ref):
+    for target in _load(ADOPTION)["panels"][0]["targets"]:
+        if target["refId"] == ref:
+            return target
+    raise AssertionError("no target %s" % ref)
+
+
+def test_adoption_dashboard_follows_perfsonar_grafana_conventions():
+    from jumbo.report import telemetry
+    dash = _load(ADOPTION)
+    assert dash["uid"] == "jumbo-adoption" and dash["schemaVersion"] >= 39
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    assert variables["datasource"]["query"] == "grafana-opensearch-datasource"
+    assert variables["prometheus"]["type"] == "datasource" and variables["prometheus"]["query"] == "prometheus"
+    for panel in dash["panels"]:
+        assert panel["type"] in REACT_PANELS, panel["type"]
+        for target in panel["targets"]:
+            uid = target["datasource"]["uid"]
+            assert uid in ("${datasource}", "${prometheus}", "__expr__"), target
+            if uid == "${datasource}":
+                assert target["timeField"] == "pscheduler.start_time"
+                assert target["query"].startswith("test.type.keyword:pmtu ")
+                fields = set(re.findall(r"(?<![{\w.-])([\w.-]+):", target["query"]))
+                assert fields <= {"test.type.keyword", "result.succeeded", "result.path-mtu",
+                                  "result.pmtud"}, fields
+    trend = dash["panels"][0]
+    steps = [s["value"] for s in trend["fieldConfig"]["defaults"]["thresholds"]["steps"]]
+    assert steps == [None, 0.5, 0.99]                                  # DC26, DC28
+    assert trend["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"]["mode"] == "dashed"
+    assert {t["refId"] for t in trend["targets"]} == {"A", "B", "capable", "used", "configured"}
+    assert _adoption_target("capable")["expression"] == "$A / $B"
+    # The dashboard's PromQL is the report's own (jumbo.report.telemetry), day by day.
+    assert _adoption_target("used")["expr"] == telemetry.mesh_used_query(86400)
+    assert _adoption_target("configured")["expr"] == telemetry.configured_query(9000)
+
+
+def test_adoption_capable_share_of_results(archive):
+    counts = []
+    for ref in ("A", "B"):
+        target = _adoption_target(ref)
+        counts.append(sum(r[-1] for r in rows(archive(to_request(target, {})), target)))
+    in_range = [d for d in DOCS if d["result"]["test"]["type"] == "pmtu" and d["result"]["result"]["succeeded"]
+                and T_FROM <= d["result"]["schedule"]["start"] <= T_TO]
+    capable = [d for d in in_range if (d["result"]["result"].get("path-mtu") or 0) >= 9000
+               and d["result"]["result"].get("pmtud") not in ("blackhole", "unknown")]
+    assert counts == [len(capable), len(in_range)] == [2, 9]
+
+
+def test_adoption_used_and_configured_on_a_real_prometheus():
+    import prometheus_fixture as pf
+    import urllib.parse
+    import urllib.request
+    if not pf.available():
+        pytest.skip("prometheus is not installed")
+    exporter = pf.Exporter()
+    flows = [("198.18.1.10", "198.18.2.10", 8e9, 8948), ("198.18.1.10", "198.18.2.10", 2e9, 1448),
+             ("fd00:1::10", "fd00:2::10", 3e9, 1450), ("fd00:1::10", "fd00:2::10", 1e9, 1428)]
+    for port, (src, dst, nbytes, mss) in enumerate(flows, 1):
+        for flavour in ("netlink", "ebpf"):
+            pf.serve_flow(exporter, pf.flow_labels(src, dst, port, flavour=flavour), nbytes, mss)
+    for host, mtu in (("ps1", 9000), ("ps2", 9000), ("ps3", 9000), ("ps4", 1500)):
+        pf.serve_mtu(exporter, host + ":9100", "eth0", mtu)
+        pf.serve_mtu(exporter, host + ":9100", "lo", 65536)
+    server = pf.PrometheusServer([exporter.target])
+    try:
+        server.wait_for('sum(flow_tcp_bytes_sent_total{flavour="netlink"})', 14e9)
+        server.wait_for("count(node_network_mtu_bytes)", 8)
+
+        def value(ref):
+            url = "%s/api/v1/query?%s" % (server.url, urllib.parse.urlencode(
+                {"query": _adoption_target(ref)["expr"]}))
+            result = json.loads(urllib.request.urlopen(url, timeout=10).read())["data"]["result"]
+            return float(result[0]["value"][1])
+
+        assert value("used") == pytest.approx((8e9 + 3e9) / 14e9)    # 1450 is jumbo-sized on IPv6
+        assert value("configured") == pytest.approx(3 / 4.0)
+    finally:
+        server.stop()
+        exporter.close()

@@ -667,9 +667,10 @@ def test_opensearch_latest_documents_without_packed_fields(opensearch_url, recor
 
 def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     """A version-1 store (no summary tables, no latest_rows) is reported from its history and
-    the latest/results join; opened once by a version-3 writer it gets the summaries, filled
-    from that history, counted exactly like the ones the trigger keeps, and latest_rows, the
-    same rows the triggers keep; both give the golden report."""
+    the latest/results join; opened once by a version-4 writer it gets the summaries, filled
+    from that history, counted exactly like the ones the trigger keeps, latest_rows, the
+    same rows the triggers keep, and the evidence of partial black holes, the same as the
+    triggers keep; both give the golden report."""
     import sqlite3
     from jumbo.archive.queries import open_queries
     from jumbo.archive import open_store
@@ -678,13 +679,19 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     _load(url, records)
     conn = sqlite3.connect(path)
     kept = {t: sorted(conn.execute("SELECT * FROM %s" % t), key=repr)
-            for t in ("pmtu_days", "pmtu_path_states", "latest_rows")}
+            for t in ("pmtu_days", "pmtu_path_states", "latest_rows", "pmtu_evidence",
+                      "pmtu_evidence_clean")}
+    # the mesh's partial black hole, seen every day
+    assert [r[:2] for r in kept["pmtu_evidence"]] == [("%s|%s|4|pmtu" % MESH.special["partial"],
+                                                         MESH.days)]
     assert sum(r[-3] for r in kept["pmtu_days"]) == sum(1 for r in records if r["test_type"] == "pmtu")
     assert len(kept["latest_rows"]) == conn.execute("SELECT COUNT(*) FROM latest").fetchone()[0]
     assert len(kept["latest_rows"]) >= MESH.expected()["paths"]
     conn.executescript("DROP TRIGGER results_pmtu_summary; DROP TABLE pmtu_days; "
                        "DROP TABLE pmtu_path_states; DROP TRIGGER latest_rows_insert; "
                        "DROP TRIGGER latest_rows_update; DROP TABLE latest_rows; "
+                       "DROP TRIGGER results_pmtu_evidence; DROP TRIGGER results_pmtu_clean; "
+                       "DROP TABLE pmtu_evidence; DROP TABLE pmtu_evidence_clean; "
                        "PRAGMA user_version = 1;")
     conn.close()
     with open(GOLDEN) as handle:
@@ -695,7 +702,7 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     assert [g["report"] for g in golden_reports(url)] == golden
     open_store(url).close()          # the upgrade
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
     assert {t: sorted(conn.execute("SELECT * FROM %s" % t), key=repr) for t in kept} == kept
     conn.close()
     queries = open_queries(url)

@@ -15,7 +15,7 @@ from jumbo.archive.opensearch.store import OpenSearchStore
 TARGET = 9000
 FIELDS = ("succeeded", "path_mtu", "reverse_path_mtu", "pmtud", "reverse_pmtud", "partial")
 GRID = [dict(zip(FIELDS, values)) for values in itertools.product(
-    (True, False), (None, 1500, 8999, 9000), (None, 1500, 9000), (None, "ok", "blackhole"),
+    (True, False), (None, 1500, 8999, 9000), (None, 1500, 9000), (None, "ok", "blackhole", "unknown"),
     (None, "blackhole"), (False, True))]
 
 
@@ -27,6 +27,13 @@ def test_the_grid_covers_every_state_and_the_known_cases():
     assert path_state.state_of(dict(ok, path_mtu=9000, reverse_path_mtu=1500), TARGET) == "standard"
     assert path_state.state_of(dict(ok, path_mtu=9000, partial=True), TARGET) == "blackhole"
     assert path_state.state_of(dict(ok, path_mtu=None, reverse_path_mtu=None), TARGET) == "failed"
+    # unknown is never jumbo: flows left unmeasured on a path that would carry the target;
+    # a measured path MTU below it, a black hole or a failed run keep their own state
+    unknown = dict(ok, pmtud="unknown", reverse_path_mtu=None)
+    assert path_state.state_of(dict(unknown, path_mtu=9000), TARGET) == "unknown"
+    assert path_state.state_of(dict(unknown, path_mtu=1500), TARGET) == "standard"
+    assert path_state.state_of(dict(unknown, path_mtu=9000, partial=True), TARGET) == "blackhole"
+    assert path_state.state_of(dict(unknown, path_mtu=9000, succeeded=False), TARGET) == "failed"
     assert [path_state.is_blackhole(r) for r in GRID] == [s == "blackhole" for s in states]
     # the compiled Python rendering, over dicts and over the queries' Latest rows, reads the
     # table as the step-by-step interpretation does
@@ -49,9 +56,10 @@ def test_sql_gives_the_same_state_as_python():
     assert got == [path_state.state_of(r, TARGET) for r in GRID]
     # the summary tables' encoding, with the flag the store fills them with
     summary = ("SELECT %s FROM (SELECT succeeded, IFNULL(path_mtu, -1) AS path_mtu, "
-               "IFNULL(reverse_path_mtu, -1) AS reverse_path_mtu, %s AS blackhole FROM r "
-               "ORDER BY rowid)" % (path_state.sql(TARGET, null=-1, blackhole_flag="blackhole"),
-                                    path_state.sql_blackhole("r.")))
+               "IFNULL(reverse_path_mtu, -1) AS reverse_path_mtu, %s AS blackhole, %s AS unknown "
+               "FROM r ORDER BY rowid)" % (
+                   path_state.sql(TARGET, null=-1, blackhole_flag="blackhole", unknown_flag="unknown"),
+                   path_state.sql_blackhole("r."), path_state.sql_unknown("r.")))
     assert [row[0] for row in db.execute(summary)] == got
     flags = [row[0] for row in db.execute("SELECT %s FROM r ORDER BY rowid"
                                           % path_state.sql_blackhole())]
@@ -68,8 +76,8 @@ def test_the_sqlite_store_summarises_with_the_rule(tmp_path):
     assert store.put_many(records) == [None] * len(records)
     store.close()
     db = sqlite3.connect(str(tmp_path / "s.db"))
-    got = dict(db.execute("SELECT path, %s FROM pmtu_path_states"
-                          % path_state.sql(TARGET, null=-1, blackhole_flag="blackhole")))
+    got = dict(db.execute("SELECT path, %s FROM pmtu_path_states" % path_state.sql(
+        TARGET, null=-1, blackhole_flag="blackhole", unknown_flag="unknown")))
     assert got == {"s%d|d|4|pmtu" % n: path_state.state_of(row, TARGET)
                    for n, row in enumerate(GRID)}
 

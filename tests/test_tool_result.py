@@ -5,7 +5,7 @@ from jumbo.core import validate
 
 SPEC = {"schema": 1, "dest": "198.18.0.2", "reverse": True}
 FORWARD = {"path-mtu": 8950, "local-mtu": 9000, "pmtud": "blackhole", "method": "udp",
-           "ip-version": 4, "dest-ip": "198.18.0.2", "probes": 9,
+           "ip-version": 4, "dest-ip": "198.18.0.2", "source-ip": "198.18.0.1", "probes": 9,
            "blackhole": {"ttl": 1, "ip": "198.18.0.2", "size": 8951}}
 
 

@@ -198,7 +198,8 @@ build_shared() {
 node_env() {
   local node=$1 P=$RPS/node-$1
   echo "PGHOST=$P/pgsock PATH=$P/usr/bin:$RPS/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-       "PYTHONPATH=$PYLIB PSCHEDULER_LOCALHOST=${ADDR4[$node]} LANG=C.UTF-8"
+       "PYTHONPATH=$PYLIB PSCHEDULER_LOCALHOST=${ADDR4[$node]} LANG=C.UTF-8" \
+       "JUMBO_SQLITE_DIRS=$RPS/archive:$RPS/archive-pair"  # the integration tests' SQLite stores (docs/security.md)
 }
 
 start_node() {

@@ -60,10 +60,31 @@ def default_url():
     return os.environ.get(DEFAULT_STORE_ENV) or DEFAULT_STORE_URL
 
 
+def redact_url(url):
+    """`url` fit for a message: what stands before an `@` (user:password) becomes ***."""
+    if "@" not in url:
+        return url
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        scheme, rest = "", url
+    return "%s%s***@%s" % (scheme, separator, rest.rsplit("@", 1)[1])
+
+
 def check_url(url):
-    """Raise ValueError with a readable message if `url` names no store we know."""
+    """Raise ValueError with a readable message if `url` names no store we know. The message
+    never carries a login the URL holds (redact_url)."""
     if not isinstance(url, str) or not url:
         raise ValueError("store URL must be a non-empty string")
+    try:
+        return _check_url(url)
+    except ValueError as err:
+        raise ValueError(str(err).replace(repr(url), repr(redact_url(url))))
+
+
+def _check_url(url):
+    if "://" not in url:
+        # Not echoed: without a scheme, any part of it may be a password.
+        raise ValueError("no store scheme in the URL (use sqlite:///PATH or http(s)://HOST:PORT)")
     parts = urlsplit(url)
     if parts.scheme not in SCHEMES:
         raise ValueError("unknown store %r in URL %r (use sqlite:///PATH or http(s)://HOST:PORT)"
@@ -78,7 +99,7 @@ def check_url(url):
         try:
             parts.port
         except ValueError:
-            raise ValueError("bad OpenSearch URL %r: port is not a number" % url)
+            raise ValueError("bad OpenSearch URL %r: the port is not a number" % url)
     return parts
 
 

@@ -50,8 +50,8 @@ import threading
 
 from json.decoder import scanstring
 
-from . import (PermanentError, StoreError, TransientError, check_url, default_url,
-               open_store)
+from . import (PermanentError, StoreError, TransientError, check_url, data_checks,
+               default_url, open_store, store_cache)
 from ..core import validate as validation
 from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 
@@ -63,6 +63,10 @@ DEFAULT_RETRY_POLICY = [
 DEFAULT_TIMEOUT = "PT30S"
 MAX_TIMEOUT_SECONDS = 60
 BATCH_MAX = 1000
+# A retry policy's bounds: pScheduler gives up at the archive's ttl anyway; these keep a
+# typo (attempts 1e9) from reading as intent.
+MAX_RETRY_ATTEMPTS = 1000
+MAX_RETRY_STEPS = 20
 PREPARE_CHUNK = 100
 GC_THRESHOLD = 20000
 RS = b"\x1e"
@@ -92,11 +96,13 @@ DATA_V1 = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"attempts": {"type": "integer", "minimum": 1},
+                "properties": {"attempts": {"type": "integer", "minimum": 1,
+                                            "maximum": MAX_RETRY_ATTEMPTS},
                                "wait": {"type": "string", "pattern": _DURATION}},
                 "required": ["attempts", "wait"],
                 "additionalProperties": False,
             },
+            "maxItems": MAX_RETRY_STEPS,
         },
     },
     "additionalProperties": False,
@@ -107,18 +113,18 @@ MAX_DATA_SCHEMA = max(DATA_VERSIONS)
 
 def _schema_error(data, schema):
     """The best schema error, worded so that private (`_`) values are never echoed."""
-    import jsonschema
     from jsonschema.exceptions import best_match
-    error = best_match(jsonschema.Draft7Validator(schema).iter_errors(data))
+    error = best_match(validation.StrictValidator(schema).iter_errors(data))
     if error is None:
         return None
     parts = [str(p) for p in error.absolute_path]
     pointer = validation.pointer(error)
+    # Values are not echoed (a login pasted into the wrong member is still a login); only
+    # numbers, booleans and null, which carry none.
     if error.validator == "pattern":
-        return "At %s: %r is not an ISO 8601 duration (days, hours, minutes, seconds)" % (
-            pointer, error.instance)
-    if parts and parts[0].startswith("_") and error.validator not in ("required",
-                                                                        "additionalProperties"):
+        return "At %s: not an ISO 8601 duration (days, hours, minutes, seconds)" % pointer
+    if (parts and parts[0].startswith("_") or isinstance(error.instance, (str, dict, list))) \
+            and error.validator not in ("required", "additionalProperties"):
         return "At %s: invalid value (%s %s)" % (pointer, error.validator,
                                                   json.dumps(error.validator_value))
     return "At %s: %s" % (pointer, error.message)
@@ -169,10 +175,17 @@ def check_data(data):
                 return False, "At /%s: only meaningful with an http(s) OpenSearch _url" % key
     elif scheme == "http" and ("ca-file" in data):
         return False, "At /ca-file: only meaningful with an https _url"
+    problem = data_checks.retry_policy_problem(data.get("retry-policy"))
+    if problem:
+        return False, problem
     if "timeout" in data:
         seconds = duration_seconds_or_none(data["timeout"])
         if not seconds or seconds > MAX_TIMEOUT_SECONDS:
             return False, "At /timeout: must be more than 0 and at most PT%dS" % MAX_TIMEOUT_SECONDS
+    problem = (data_checks.sqlite_problem(url) if scheme == "sqlite" else
+               data_checks.ca_file_problem(data["ca-file"]) if "ca-file" in data else None)
+    if problem:
+        return False, problem
     return True, None
 
 
@@ -280,39 +293,43 @@ def parse_record(line):
     text = text.lstrip("\x1e").strip()
     try:
         return _parse_envelope(text)
-    except (_Irregular, ValueError):
+    except (_Irregular, ValueError, RecursionError):
         # Anything unusual: the plain parser decides (and words the error).
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ValueError("nested too deeply")
 
 
 class Archiver(object):
-    """State kept across records: validated data and open stores (connection pools)."""
+    """State kept across records: validated data and open stores (jumbo.archive.store_cache)."""
 
-    def __init__(self):
-        # data JSON -> (store key, store) or the PermanentError of invalid data;
-        # store key -> store (an open connection pool / database)
-        self.stores = {}
-        self._last = None  # (data, (store key, store) or StoreError) of the last record
+    VALIDATED_MAX = 1024
+
+    def __init__(self, max_open=None):
+        # data JSON -> store key, or the PermanentError of invalid data (bounded: cleared
+        # when full); store key -> store in the cache, at most max_open open at once.
+        self.validated = {}
+        self.stores = store_cache.StoreCache(
+            lambda _key, data: open_store(data.get("_url") or default_url(),
+                                          **store_options(data)),
+            max_open or store_cache.MAX_OPEN_STORES)
+        self._last = None  # (data, store key or StoreError) of the last record
 
     def _store_for(self, data):
         key = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        entry = self.stores.get(key)
+        entry = self.validated.get(key)
         if entry is None:
             valid, error = check_data(data)
             if not valid:
                 entry = PermanentError("invalid archiver data: %s" % error)
             else:
                 # Same store, different retry policy: one connection pool.
-                store_key = json.dumps({k: v for k, v in data.items() if k != "retry-policy"},
-                                       sort_keys=True)
-                store = self.stores.get(store_key)
-                if store is None:
-                    store = open_store(data.get("_url") or default_url(), **store_options(data))
-                    self.stores[store_key] = store
-                entry = (store_key, store)
-            self.stores[key] = entry
-        if isinstance(entry, StoreError):
-            raise entry
+                entry = json.dumps({k: v for k, v in data.items() if k != "retry-policy"},
+                                   sort_keys=True)
+            if len(self.validated) >= self.VALIDATED_MAX:
+                self.validated.clear()
+            self.validated[key] = entry
         return entry
 
     def handle(self, lines):
@@ -326,7 +343,9 @@ class Archiver(object):
         else:
             entry = self._store_for(data)
             self._last = (data, entry)
-        return entry
+        if isinstance(entry, StoreError):
+            raise entry
+        return self.stores.get(entry, data)
 
     def prepare(self, lines):
         """Parse, validate and prepare a batch (CPU only): a job for finish().
@@ -374,6 +393,7 @@ class Archiver(object):
                 prepared = store.prepare(envelopes)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
                 prepared = TransientError("%s: %s" % (type(err).__name__, err))
+            self.stores.acquire(store, len(members))
             work.append((key, store, members, prepared))
         return replies, work
 
@@ -419,6 +439,7 @@ class Archiver(object):
                 outcomes = [err] * len(members)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
                 outcomes = [TransientError("%s: %s" % (type(err).__name__, err))] * len(members)
+            self.stores.release(store, len(members))
             for (index, attempts, policy), outcome in zip(members, outcomes):
                 replies[index] = (_OK if outcome is None
                                   else self._failure(outcome, attempts, policy))
@@ -436,12 +457,7 @@ class Archiver(object):
         return reply
 
     def close(self):
-        for entry in self.stores.values():
-            if hasattr(entry, "close"):
-                try:
-                    entry.close()
-                except Exception:  # noqa: BLE001 - best-effort close at shutdown
-                    pass
+        self.stores.close()
 
 
 _SUCCESS = RS + b'{"succeeded":true}\n'

@@ -1,4 +1,4 @@
-"""The state of one result (jumbo / standard / black hole / failed), defined once.
+"""The state of one result (jumbo / standard / black hole / unknown / failed), defined once.
 
 RULE is a table: the first state whose conditions hold is the result's state. It is
 rendered, from this one definition, to
@@ -8,14 +8,22 @@ rendered, from this one definition, to
                                 black-hole conditions as one flag)
   sql_blackhole(qualifier)      that flag: the black-hole conditions as one SQL 0/1 (the
                                 summary tables of sqlite/store.py are filled with it)
+  sql_unknown(qualifier)        the summary tables' other flag: pmtud "unknown" as 0/1
   filters(target, prefix)       OpenSearch query clauses, one per state (opensearch/reader.py)
 so the trend, the changes and the latest results can never disagree on what a state means.
 
-A condition is (field, test): "blackhole" (the field says black hole), "true", "ge"
-(>= target), "missing_or_ge" (absent, or >= target), "present" (not absent).
+A condition is (field, test): "blackhole" (the field says black hole), "unknown" (the field
+says unknown), "true", "ge" (>= target), "missing_or_ge" (absent, or >= target), "present"
+(not absent).
+
+`unknown`: the result would be jumbo, but its forward PMTUD verdict is "unknown": the probe
+engine says so when a flow was left unconfirmed (the run ran out of time) and no black hole
+was found. The unmeasured flows may be the ones a partial black hole eats, so such a result is
+never counted as jumbo-capable. A result whose measured path MTU is already below the target
+stays `standard` (no unmeasured flow can make it jumbo).
 """
 
-STATES = ("jumbo", "standard", "blackhole", "failed")
+STATES = ("jumbo", "standard", "blackhole", "unknown", "failed")
 
 # Any of these makes the result a black hole (either direction, or a per-flow one).
 BLACKHOLE_ANY = (("pmtud", "blackhole"), ("reverse_pmtud", "blackhole"), ("partial", "true"))
@@ -23,6 +31,8 @@ BLACKHOLE_ANY = (("pmtud", "blackhole"), ("reverse_pmtud", "blackhole"), ("parti
 # (state, "any" | "all", conditions), in order; the last state has no conditions.
 RULE = (
     ("blackhole", "any", BLACKHOLE_ANY),
+    ("unknown", "all", (("succeeded", "true"), ("path_mtu", "ge"),
+                        ("reverse_path_mtu", "missing_or_ge"), ("pmtud", "unknown"))),
     ("jumbo", "all", (("succeeded", "true"), ("path_mtu", "ge"), ("reverse_path_mtu", "missing_or_ge"))),
     ("standard", "all", (("succeeded", "true"), ("path_mtu", "present"))),
     ("failed", "all", ()),
@@ -32,8 +42,8 @@ RULE = (
 # -- Python -------------------------------------------------------------------------------
 
 def _holds(value, test, target):
-    if test == "blackhole":
-        return value == "blackhole"
+    if test in ("blackhole", "unknown"):
+        return value == test
     if test == "true":
         return bool(value)
     if test == "ge":
@@ -53,7 +63,7 @@ def _python_source(name, access, signature="src, target"):
     it for every path, where interpreting the table would cost ~20x more)."""
     def value(field):
         return access % field
-    tests = {"blackhole": "{v} == 'blackhole'", "true": "{v}",
+    tests = {"blackhole": "{v} == 'blackhole'", "unknown": "{v} == 'unknown'", "true": "{v}",
              "ge": "({v} is not None and {v} >= target)",
              "missing_or_ge": "({v} is None or {v} >= target)", "present": "{v} is not None"}
     lines = ["def %s(%s):" % (name, signature)]
@@ -127,8 +137,8 @@ def is_blackhole(src):
 
 def _sql_condition(field, test, target, null):
     col = field if null is None else "NULLIF(%s, %s)" % (field, null)
-    if test == "blackhole":
-        return "%s = 'blackhole'" % field
+    if test in ("blackhole", "unknown"):
+        return "%s = '%s'" % (field, test)
     if test == "true":
         return "%s = 1" % field
     if test == "ge":
@@ -138,10 +148,11 @@ def _sql_condition(field, test, target, null):
     return "%s IS NOT NULL" % col       # present
 
 
-def sql(target, null=None, blackhole_flag=None):
+def sql(target, null=None, blackhole_flag=None, unknown_flag=None):
     """SQL CASE expression giving the state. `null`: the value that stands for NULL (the
     summary tables store -1); `blackhole_flag`: a column that already holds the black-hole
-    conditions as 0/1 (the summary tables' `blackhole`)."""
+    conditions as 0/1 (the summary tables' `blackhole`); `unknown_flag`: one that holds
+    pmtud = 'unknown' as 0/1 (their `unknown`: they keep no pmtud)."""
     target = int(target)
     parts = []
     for state, combine, conditions in RULE:
@@ -152,7 +163,8 @@ def sql(target, null=None, blackhole_flag=None):
             test = "%s = 1" % blackhole_flag
         else:
             joint = " OR " if combine == "any" else " AND "
-            test = joint.join(_sql_condition(f, t, target, null) for f, t in conditions)
+            test = joint.join("%s = 1" % unknown_flag if t == "unknown" and unknown_flag
+                              else _sql_condition(f, t, target, null) for f, t in conditions)
         parts.append("WHEN %s THEN '%s'" % (test, state))
     return "CASE " + " ".join(parts)
 
@@ -165,11 +177,17 @@ def sql_blackhole(qualifier=""):
                              for field, test in BLACKHOLE_ANY) + ")"
 
 
+def sql_unknown(qualifier=""):
+    """pmtud = 'unknown' as one SQL 0/1, never NULL (the summary tables' `unknown` column)."""
+    fields = [f for _state, _combine, conditions in RULE for f, t in conditions if t == "unknown"]
+    return "(" + " OR ".join("IFNULL(%s, '') = 'unknown'" % (qualifier + f) for f in fields) + ")"
+
+
 # -- OpenSearch query DSL -----------------------------------------------------------------
 
 def _dsl_condition(field, test, target):
-    if test == "blackhole":
-        return {"term": {field: "blackhole"}}
+    if test in ("blackhole", "unknown"):
+        return {"term": {field: test}}
     if test == "true":
         return {"term": {field: True}}
     if test == "ge":

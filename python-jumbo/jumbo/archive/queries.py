@@ -61,8 +61,8 @@ class Queries(object):
         raise NotImplementedError
 
     def trend(self, window, target, interval):
-        """List of dicts {bucket, results, capable, configured, blackholes}: counts of
-        results in each day/week bucket in each state (capable = state jumbo)."""
+        """List of dicts {bucket, results, capable, configured, blackholes, unknown}: counts
+        of results in each day/week bucket in each state (capable = state jumbo)."""
         raise NotImplementedError
 
     def gains(self, window):
@@ -75,6 +75,11 @@ class Queries(object):
         the window; averaged per address pair for perfSONAR's own Logstash documents): list
         of tuples (source, dest, source_ip, dest_ip, rtt, loss, samples)."""
         raise NotImplementedError
+
+    def evidence(self, window, target):
+        """{path key (jumbo.archive.evidence.path_key): Evidence} of the pmtu paths with a
+        partial black hole in some run of the window (jumbo.archive.evidence)."""
+        return {}
 
     def history_self_contained(self, window):
         """True when history(..., latest=None) is cheap (the store computes the latest states

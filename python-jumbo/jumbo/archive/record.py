@@ -38,6 +38,9 @@ Fields (None where the test cannot tell):
   reverse_path_mtu, reverse_pmtud               pmtu
   hops            list of {ttl, ip, mtu} (pmtu `hops`; trace: first path)
   flows           pmtu: number of flows probed
+  blackhole_flows pmtu: how many of them black-holed (measured flows whose big packets
+                  vanished); with `flows`, the share a partial black hole takes, which the
+                  report needs to judge how many clean flows later clear it
   throughput_standard, throughput_jumbo (bit/s), gain
                   jumbo-throughput: `standard.mean` / `jumbo.mean` / `gain` (pmtu results
                   archived before the split carry them in `throughput`); throughput test: the
@@ -65,7 +68,7 @@ FIELDS = (
     "succeeded", "error",
     "path_mtu", "local_mtu", "target_mtu", "jumbo", "pmtud", "partial",
     "blackhole_ttl", "blackhole_ip", "blackhole_size", "reverse_path_mtu", "reverse_pmtud",
-    "hops", "flows",
+    "hops", "flows", "blackhole_flows",
     "throughput_standard", "throughput_jumbo", "gain", "mss", "rtt", "loss",
 )
 
@@ -89,7 +92,7 @@ class UnknownTestType(BadRecord):
     pass
 
 
-_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}\Z")
 
 
 def parse_time(text):
@@ -170,7 +173,7 @@ def _host(value):
 def _ip_literal(host):
     if not host:
         return None
-    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+$", host)):
+    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+\Z", host)):
         return host
     return None
 
@@ -281,8 +284,11 @@ def from_result(inner, run_href=None, task_href=None):
                          or _ip_version_of(dest_literal or _str(res.get("dest-ip")))
                          or _ip_version_of(source_literal or _str(res.get("source-ip"))))
     # A literal is the run's address only in the run's family: without `source` in the spec the
-    # source is the lead participant, whose address (IPv4, say) is not what an IPv6 run used.
-    rec["source_ip"] = _same_family(source_literal, rec["ip_version"]) or _str(res.get("source-ip"))
+    # source is the lead, whose address (IPv4, say) is not what an IPv6 run used: its source-ip is.
+    measured = _same_family(_ip_literal(_host(res.get("source-ip"))), rec["ip_version"])
+    if source_literal and measured and not _same_family(source_literal, rec["ip_version"]):
+        rec["source"] = source_literal = measured
+    rec["source_ip"] = _same_family(source_literal, rec["ip_version"]) or measured
     rec["dest_ip"] = _same_family(dest_literal, rec["ip_version"]) or _str(res.get("dest-ip"))
     succeeded = _bool(res.get("succeeded"))
     rec["succeeded"] = succeeded if succeeded is not None else False
@@ -333,6 +339,8 @@ def _map_pmtu(rec, spec, res):
         verdicts = set(_str(f.get("pmtud")) for f in flows
                        if f.get("path-mtu") is not None and f.get("pmtud") != "unknown")
         rec["partial"] = "blackhole" in verdicts and len(verdicts) > 1
+        rec["blackhole_flows"] = sum(1 for f in flows if f.get("pmtud") == "blackhole"
+                                     and f.get("path-mtu") is not None)
     throughput = res.get("throughput")
     if isinstance(throughput, dict):
         rec["throughput_standard"] = _num(_obj(throughput.get("standard")).get("mean"))

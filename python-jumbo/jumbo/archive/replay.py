@@ -1,7 +1,10 @@
 """jumbo-replay: copy results from a file or another store into a store (backfill, migration).
 
-    jumbo-replay SOURCE [--to URL] [--batch N] [--user U --password P | --api-key K]
-                 [--no-verify-ssl] [--ca-file F] [--timeout S]
+    jumbo-replay SOURCE [--to URL] [--batch N] [--auth-file F | --user U --password P |
+                 --api-key K] [--no-verify-ssl] [--ca-file F] [--timeout S]
+
+A login in a file (--auth-file, one line user:password) or in the environment
+(JUMBO_STORE_AUTH=user:password) stays out of the process list; --password does not.
 
 SOURCE is a JSON file (one result, or a list), a JSONL file (one per line; RFC
 7464 record separators are accepted), `-` for stdin, or a store URL
@@ -16,7 +19,7 @@ import argparse
 import json
 import sys
 
-from . import StoreError, check_url, default_url, open_store
+from . import StoreError, check_url, credentials, default_url, open_store
 
 
 def _iter_file(handle):
@@ -102,7 +105,9 @@ def main(argv=None):
                         help="target store URL (default: %s)" % default_url())
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--user")
-    parser.add_argument("--password")
+    parser.add_argument("--password", help="visible in the process list: prefer --auth-file "
+                        "or env %s" % credentials.AUTH_ENV)
+    parser.add_argument("--auth-file", help="file holding 'user:password' for an OpenSearch store")
     parser.add_argument("--api-key")
     parser.add_argument("--no-verify-ssl", action="store_true")
     parser.add_argument("--ca-file")
@@ -117,6 +122,9 @@ def main(argv=None):
         options["auth"] = (args.user, args.password or "")
     target = args.target or default_url()
     try:
+        login = credentials.login(args.auth_file)
+        if login and "auth" not in options and "api_key" not in options:
+            options["auth"] = login
         check_url(target)
         stored, rejected = replay(args.source, target, batch=max(1, args.batch),
                                   target_options=options,

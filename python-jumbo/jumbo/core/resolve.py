@@ -36,3 +36,24 @@ def resolve(host, version=None):
             if info[0] == FAMILIES[want]:
                 return info[4][0], want
     raise ResolveError("no IPv%s address for %s" % (version or "4/6", host))
+
+
+def source_address(dest_ip, version, source=None):
+    """The local address the kernel sends from to `dest_ip` (`source` when given), or None.
+    A connected UDP socket: no packet is sent. The run's result names it (`source-ip`), so a
+    run without `source` in its spec still says which address, in its family, it measured
+    from (the lead's name may be of the other family)."""
+    if source:
+        return source
+    family = socket.AF_INET6 if version == 6 else socket.AF_INET
+    try:
+        sock = socket.socket(family, socket.SOCK_DGRAM)
+    except OSError:
+        return None
+    try:
+        sock.connect((dest_ip, 9))
+        return sock.getsockname()[0].split("%", 1)[0]
+    except (OSError, ValueError, IndexError):
+        return None
+    finally:
+        sock.close()

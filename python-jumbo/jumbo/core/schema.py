@@ -11,6 +11,9 @@ does; a new version is a new entry in SPEC_VERSIONS / RESULT_VERSIONS.
 from .mtu import MAX_IP_PACKET, MIN_MTU_V4
 from .units import DURATION_PATTERN
 
+# Pacing above 1 Tbit/s per stream is no pacing (iperf3 --fq-rate, bit/s).
+MAX_FQ_RATE = 10 ** 12
+
 # Shared building blocks, referenced as #/definitions/<name>.
 DEFINITIONS = {
     # A host name or an IP literal, without a port (pScheduler's Host).
@@ -18,7 +21,7 @@ DEFINITIONS = {
         "type": "string",
         "minLength": 1,
         "maxLength": 255,
-        "pattern": r"^[A-Za-z0-9_.:%\-\[\]]+$",
+        "pattern": r"^[A-Za-z0-9_.:%\-\[\]]+$(?!\n)",
     },
     "ip-version": {"type": "integer", "enum": [4, 6]},
     "mtu": {"type": "integer", "minimum": MIN_MTU_V4, "maximum": MAX_IP_PACKET},
@@ -37,11 +40,11 @@ DEFINITIONS = {
             "omit": {"$ref": "#/definitions/duration"},
             "rounds": {"type": "integer", "minimum": 1, "maximum": 20},
             "parallel": {"type": "integer", "minimum": 1, "maximum": 64},
-            "congestion": {"type": "string", "pattern": r"^[a-z0-9_]{1,16}$"},
+            "congestion": {"type": "string", "pattern": r"^[a-z0-9_]{1,16}$(?!\n)"},
             "direction": {"type": "string", "enum": ["forward", "reverse", "both"]},
             "order": {"type": "string", "enum": ["abba", "ab"]},
             # Pacing rate in bit/s (iperf3 --fq-rate).
-            "fq-rate": {"type": "integer", "minimum": 1},
+            "fq-rate": {"type": "integer", "minimum": 1, "maximum": MAX_FQ_RATE},
             "port": {"type": "integer", "minimum": 1024, "maximum": 65535},
         },
         "additionalProperties": False,
@@ -198,6 +201,8 @@ RESULT_V1 = {
         "method": {"enum": ["icmp-echo", "udp", "reflector", None]},
         "ip-version": {"$ref": "#/definitions/ip-version"},
         "dest-ip": {"type": ["string", "null"]},
+        # The address the run measured from (the spec's source, else the kernel's choice).
+        "source-ip": {"type": ["string", "null"]},
         "elapsed": {"type": "number", "minimum": 0},
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
@@ -238,6 +243,7 @@ PAIR_RESULT_V1 = {
         "error": {"type": ["string", "null"]},
         "diags": {"type": ["string", "null"]},
         "dest-ip": {"type": ["string", "null"]},
+        "source-ip": {"type": ["string", "null"]},
         "ip-version": {"anyOf": [{"$ref": "#/definitions/ip-version"}, {"type": "null"}]},
         "path-mtu": {"type": ["integer", "null"]},
         "local-mtu": {"type": ["integer", "null"]},

@@ -23,13 +23,18 @@ _NUM = r"\d+(?:\.\d+)?"
 # Years and months: allowed by the syntax (pScheduler writes them), refused by the parser.
 _YEARS_MONTHS = r"(?:(?P<Y>%s)Y)?(?:(?P<MO>%s)M)?" % (_NUM, _NUM)
 _WEEKS_TO_SECONDS = (r"(?:(?P<W>%s)W)?(?:(?P<D>%s)D)?"
-                     r"(?:T(?=\d)(?:(?P<H>%s)H)?(?:(?P<MI>%s)M)?(?:(?P<S>%s)S)?)?$"
+                     r"(?:T(?=\d)(?:(?P<H>%s)H)?(?:(?P<MI>%s)M)?(?:(?P<S>%s)S)?)?\Z"
                      % (_NUM, _NUM, _NUM, _NUM, _NUM))
 _DURATION_RE = re.compile(r"^P(?!$)" + _YEARS_MONTHS + _WEEKS_TO_SECONDS)
 
 # The same two languages as JSON-schema patterns (no named groups: draft-7 regexes are ECMA 262).
-DURATION_PATTERN = re.sub(r"\?P<\w+>", "", _DURATION_RE.pattern)
-FIXED_DURATION_PATTERN = re.sub(r"\?P<\w+>", "", r"^P(?!$)" + _WEEKS_TO_SECONDS)
+# ECMA 262 has no \Z: its `$` is the end of the text, which Python's `$(?!\n)` also is.
+def _schema_pattern(pattern):
+    return re.sub(r"\?P<\w+>", "", pattern).replace(r"\Z", r"$(?!\n)")
+
+
+DURATION_PATTERN = _schema_pattern(_DURATION_RE.pattern)
+FIXED_DURATION_PATTERN = _schema_pattern(r"^P(?!$)" + _WEEKS_TO_SECONDS)
 
 _SECONDS_PER = {"W": 604800.0, "D": 86400.0, "H": 3600.0, "MI": 60.0, "S": 1.0}
 
@@ -68,7 +73,7 @@ def seconds_to_duration(seconds):
 
 # Date, "T" or a space, hours and minutes; seconds, fraction and zone optional (no zone = UTC).
 _TIME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?"
-                      r"\s*(Z|[+-]\d{2}:?\d{2})?$")
+                      r"\s*(Z|[+-]\d{2}:?\d{2})?\Z")
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
@@ -101,7 +106,7 @@ def unix_time(text):
 
 
 # Already UTC at second precision (what pScheduler writes): only the date needs checking.
-_UTC_SECONDS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:Z|\+00:?00)?$")
+_UTC_SECONDS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:Z|\+00:?00)?\Z")
 _VALID_DAYS = {}
 
 
@@ -140,7 +145,7 @@ _SI = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12, "p": 10 *
 
 def parse_si(text):
     """An integer from an SI-suffixed number: "5G" -> 5000000000, "1.5k" -> 1500."""
-    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtTpP]?)\s*$", str(text))
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtTpP]?)\s*\Z", str(text))
     if not match:
         raise ValueError("%r is not a number (SI suffixes k, M, G, T, P are allowed)" % (text,))
     value = float(match.group(1)) * _SI[match.group(2).lower()]

@@ -10,7 +10,7 @@ import os
 import time
 
 from ..core.mtu import MAX_IP_PACKET, MIN_MTU, is_jumbo
-from ..core.resolve import ResolveError, resolve
+from ..core.resolve import ResolveError, resolve, source_address
 from ..core.units import duration_seconds
 from . import transport as tp
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
@@ -53,8 +53,9 @@ FLOW_SEND_SECONDS = 0.02
 # its first answer (a round trip), only the last one waits out its silences; trains of 7
 # sizes at long round trips reach the 1-byte boundary from anywhere in 5 rounds.
 REFLECTOR_SEARCH_SECONDS = 5 * WORST_RTT + WAIT_RTTS * WORST_RTT
-# The dest's answers a rate-limited flow is planned to need: its answer, and on a path with
-# a partial black hole or loss the companions that make its silences votes.
+# The dest's answers a rate-limited flow that has not answered yet is planned to need: its
+# answer, and on a path with a partial black hole or loss the companions that make its
+# silences votes.
 ANSWERS_PER_FLOW = 3
 # Greeting the dest's reflector (two-participant runs) before probing through it.
 HELLO_SECONDS = 1.0
@@ -63,7 +64,7 @@ HELLO_SECONDS = 1.0
 # hole passed); each round at most WAIT_RTTS round trips (silences) at WORST_RTT. Each scan
 # stops itself at SCAN_SECONDS (what it has not reached by then stays unreported).
 SCAN_TTLS = 16
-SCAN_ROUNDS = 2
+SCAN_ROUNDS = 3  # the window, one size change, one confirmation of a silent big probe
 SCAN_SECONDS = SCAN_ROUNDS * WAIT_RTTS * WORST_RTT
 
 
@@ -99,6 +100,15 @@ def scan_count(spec):
     """TTL scans a run keeps time for: one to locate a black hole, one more with `hops`.
     The searches stop that much before the bound, so a hole found late is still located."""
     return 2 if spec.get("hops") else 1
+
+
+def _answers_needed(search):
+    """The dest's answers a rate-limited flow still needs, as its search stands: the votes
+    its boundary lacks (each ordered silence is one round with an answered companion), at
+    least one; ANSWERS_PER_FLOW for a flow nothing has answered yet."""
+    if search.lo is None:
+        return ANSWERS_PER_FLOW
+    return max(1, search.need() - search.votes.get(search.hi, 0))
 
 
 def iso_duration(seconds):
@@ -164,7 +174,11 @@ class Engine(object):
         one (two-participant runs): forward probes then go through it."""
         self.spec = spec
         self.reflector = reflector
+        self.source = None  # the spec's source, resolved by _resolve
         self.start = time.monotonic()
+        # When probing began (after greeting the dest's reflector, if any): the time the
+        # dest has had to answer anything at all.
+        self.contact_start = self.start
         # A dest participant starting at the same moment may need up to its start-up wait
         # (`starting`, seconds, given by the runner from its slot) before its reflector
         # answers: the greeting may take that long, and the bound moves with it.
@@ -173,9 +187,11 @@ class Engine(object):
         # The searches end early enough for the TTL scans the bound includes: a black hole
         # found in the last round is still located.
         self.search_deadline = self.deadline - SCAN_SECONDS * scan_count(spec)
-        # Flows the dest's ICMP budget left no time for (single-ended): never probed beyond
-        # the first round, so reported as not measured rather than as half-measured.
+        # Flows the dest's ICMP budget left no time for (single-ended): never given an
+        # answer after the first round, so reported as not measured, not as half-measured.
         self.unmeasured = []
+        self.served = set()  # ids of the rate-limited flows given answers after the first round
+        self.left_out = set()  # ids of those the budget cannot finish: never started
         self.cap = _timeout_seconds(spec)
         self.srtt = None
         self.pending = {}
@@ -403,10 +419,10 @@ class Engine(object):
         only as far as the dest's answer budget allows (one arrival each)."""
         while time.monotonic() < self.search_deadline:
             active = [f for f in flows if not f.search.done() and f.search.rounds < rounds
-                      and f not in self.unmeasured]
+                      and id(f) not in self.left_out]
             if not active:
                 return
-            if not self.answered and time.monotonic() - self.start > CONTACT_SECONDS:
+            if not self.answered and time.monotonic() - self.contact_start > CONTACT_SECONDS:
                 return  # the dest never answered: no point waiting for the time bound
             if any(f.transport.arrival_limited for f in active) and self._udp_unanswered():
                 self._note(UDP_UNANSWERED)
@@ -442,23 +458,26 @@ class Engine(object):
         ones. A flow not started yet starts only when the answers left before the search
         deadline (budget now + refill) cover what the started ones still need and its own
         (ANSWERS_PER_FLOW); otherwise it is not measured, and the result says so."""
-        started = [f for f in limited if f.search.rounds > 1 or f.search.lo is not None]
-        waiting = [f for f in limited if f not in started]
+        started = [f for f in limited if id(f) in self.served]
+        waiting = [f for f in limited if id(f) not in self.served]
         if waiting:
             left = self.bucket.level() + max(0.0, self.search_deadline - time.monotonic()) \
                 * self.bucket.rate
-            need = ANSWERS_PER_FLOW * len(started)
+            need = sum(_answers_needed(f.search) for f in started)
             for flow in waiting:
-                need += ANSWERS_PER_FLOW
+                need += _answers_needed(flow.search)
                 if need > left and (started or flow is not waiting[0]):
-                    self.unmeasured.append(flow)
-            limited = [f for f in limited if f not in self.unmeasured]
+                    # For good: a flow started later would be cut short, half-measured.
+                    self.left_out.add(id(flow))
+            limited = [f for f in limited if id(f) not in self.left_out]
         level = self.bucket.level()
         if level < 1.0 and not free:
             self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
             level = self.bucket.level()
         count = max(1, int(level)) if not free else max(0, int(level))
-        return limited[:count]
+        chosen = limited[:count]
+        self.served.update(id(f) for f in chosen)
+        return chosen
 
     def _udp_unanswered(self):
         """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
@@ -556,12 +575,16 @@ class Engine(object):
         there; otherwise the next window starts after this one. Each scan stops itself
         within SCAN_SECONDS."""
         hops, blackhole, ptb_found, last_ip = [], None, None, None
+        vanished = {}  # ttl -> rounds where the big probe alone went unanswered there
         current = big
         deadline = min(self.deadline, time.monotonic() + SCAN_SECONDS)
         silences = {}
-        ttl, pace = 1, False
+        ttl, pace, confirm = 1, False, False
         while ttl <= MAX_TTL and time.monotonic() < deadline:
-            ttls = list(range(ttl, min(MAX_TTL, ttl + SCAN_TTLS - 1) + 1))
+            # A confirmation asks the one hop again (the hops past it are not needed and
+            # would spend the dest's answer budget).
+            ttls = [ttl] if confirm else list(range(ttl, min(MAX_TTL, ttl + SCAN_TTLS - 1) + 1))
+            confirm = False
             sizes = [current, small] if current != small else [small]
             # Only a probe reaching the dest spends its answer budget: wait for it only
             # when a round came back empty.
@@ -593,6 +616,14 @@ class Engine(object):
                         return hops, blackhole, ptb_found
                     current = _lower(current, b.event.mtu, flow.search.result(), self.version)
                     next_ttl = t  # this hop again, with the size it carries
+                elif s is not b and s.outcome == tp.TTL and \
+                        self._big_lost_by_chance(flow, vanished, t):
+                    # The small probe answered and the big one did not: a black hole
+                    # here, or one lost packet (a lossy path would put the hole at the
+                    # wrong hop). Ask this hop again until loss is an unlikely reading.
+                    # (Not where the dest answered the small probe: that would spend its
+                    # rate-limited budget, and no hop is left past the last router.)
+                    next_ttl, pace, confirm = t, False, True
                 elif s is not b and s.outcome in (tp.TTL, tp.ARRIVED):
                     if blackhole is None:
                         blackhole = {"ttl": t - 1, "ip": last_ip, "size": current}
@@ -630,6 +661,17 @@ class Engine(object):
                 # Nothing at all answered: let the routers' budgets refill.
                 self._sleep_until(min(deadline, time.monotonic() + 0.35))
         return hops, blackhole, ptb_found
+
+    @staticmethod
+    def _big_lost_by_chance(flow, vanished, ttl):
+        """Count one more round where only the big probe to `ttl` went unanswered; True
+        while that is still likely loss: twice on a path where the search saw no loss (the
+        search's few probes cannot rule out 2 % loss), up to four times where it did."""
+        vanished[ttl] = vanished.get(ttl, 0) + 1
+        search = flow.search
+        lossy = search.losses + search.losses_elsewhere
+        need = 2 if not lossy else max(3, min(search.need(), 4))
+        return vanished[ttl] < need
 
     def _scan_complete(self, probes):
         """A scan round is complete when every hop up to the first that reached the dest is
@@ -717,6 +759,7 @@ class Engine(object):
         return forward
 
     def _measure(self, udp, echo, nflows, iface, forward=None):
+        self.contact_start = time.monotonic()
         udp_flows = [_Flow(udp, i, self._new_search(True)) for i in range(nflows)]
         method = "udp"
         if forward is not None:
@@ -758,6 +801,11 @@ class Engine(object):
             # size it held for a black hole crossed elsewhere: loss or an ECMP split; more
             # silences tell which).
             self._search_rounds(flows, primary.search.rounds + SECONDARY_ROUNDS)
+
+        # Rate-limited flows the budget never reached after the first round: not measured
+        # (their first round alone proves nothing), rather than left half-measured.
+        self.unmeasured = [f for f in secondary if f.transport.arrival_limited
+                           and not f.search.done() and id(f) not in self.served]
 
         # Where do big packets vanish? One TTL scan per distinct black-holed size.
         blackhole = None
@@ -867,6 +915,7 @@ class Engine(object):
             "method": method,
             "ip-version": self.version,
             "dest-ip": self.dest_ip,
+            "source-ip": source_address(self.dest_ip, self.version, self.source),
             "hops": hops,
             "flows": results,
             "flows-not-measured": len(self.unmeasured),
@@ -890,7 +939,7 @@ class Engine(object):
                                 % (self.dest_ip, kind, code, source))
         raise tp.ProbeError("No answer from %s to any probe within %.1f s (host down, or ICMP "
                             "and UDP filtered on the path)"
-                            % (self.dest_ip, time.monotonic() - self.start))
+                            % (self.dest_ip, time.monotonic() - self.contact_start))
 
 
 def _lower(current, ptb_mtu, path_mtu, version):

@@ -36,11 +36,11 @@ def result_format(text, argv=()):
         raise ValueError("Invalid result: %s" % error)
     spec = document.get("spec") if isinstance(document.get("spec"), dict) else {}
     if mime == "text/html":
-        return pair.result_html(spec, result)
-    return pair.result_text(spec, result)
+        return method.printable(pair.result_html(spec, result))
+    return method.printable(pair.result_text(spec, result))
 
 
 def spec_format(text, argv=()):
     mime = method.mime_type(list(argv))
     spec = pair.require_valid(method.loads(text))
-    return pair.spec_html(spec) if mime == "text/html" else pair.spec_text(spec)
+    return method.printable(pair.spec_html(spec) if mime == "text/html" else pair.spec_text(spec))

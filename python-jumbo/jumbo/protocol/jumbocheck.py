@@ -3,6 +3,7 @@
 can-run and merged-results must always print JSON (a crash in can-run breaks tool selection
 on the whole node; merged-results is the run's result), so both catch everything here."""
 
+from ..core import validate as validation
 from ..test import pair
 from ..tool import result as results, runner
 from . import method
@@ -48,7 +49,13 @@ def merged_results(text):
     if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
         merge, failed = pair.merge, pair.failed
     try:
-        return merge(test, data.get("results"))
+        merged = merge(test, data.get("results"))
     except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
         return failed("cannot merge the participants' results: %s: %s"
                       % (type(err).__name__, err))
+    # A participant's result that is not of the test's shape (a peer's, or a bug) must not
+    # become the run's result: the run fails, saying why.
+    check = validation.check_pair_result if merge is pair.merge else validation.check_result
+    valid, error = check(merged)
+    return merged if valid else failed("the participants' results do not merge into a valid "
+                                       "result: %s" % error)

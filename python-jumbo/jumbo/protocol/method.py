@@ -8,6 +8,7 @@ exit means "the method itself broke".
 """
 
 import json
+import re
 import sys
 import traceback
 
@@ -28,6 +29,10 @@ def loads(text):
         return strip_comments(json.loads(text))
     except ValueError as err:
         raise ValueError("Invalid JSON: %s" % err)
+    except RecursionError:
+        # The parser (and strip_comments) recurse per level: "[[[[..." 100,000 deep is not
+        # a document any method reads, and must be an answer, not a traceback.
+        raise ValueError("Invalid JSON: nested too deeply")
 
 
 def read_stdin():
@@ -125,6 +130,17 @@ def cli_argv(argv, stdin):
 
 
 MIME_TYPES = ("text/plain", "text/html")
+
+# C0 (but tab and newline), DEL, C1 and the Unicode line separators: in a formatted spec or
+# result they are a host name's or a peer's message smuggling terminal escapes or lines.
+_CONTROL = re.compile(u"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text):
+    """`text` with control characters written as \\xNN / \\uNNNN escapes (result-format and
+    spec-format output: pScheduler prints it on a terminal or in a page)."""
+    return _CONTROL.sub(lambda m: ("\\x%02x" if ord(m.group(0)) < 0x100 else "\\u%04x")
+                        % ord(m.group(0)), text)
 
 
 def mime_type(argv):

@@ -40,8 +40,8 @@ def result_format(text, argv=()):
     spec = document.get("spec")
     spec = spec if isinstance(spec, dict) else {}
     if mime == "text/html":
-        return render.result_html(spec, result)
-    return render.result_text(spec, result)
+        return method.printable(render.result_html(spec, result))
+    return method.printable(render.result_text(spec, result))
 
 
 def spec_format(text, argv=()):
@@ -49,5 +49,5 @@ def spec_format(text, argv=()):
     mime = method.mime_type(list(argv))
     spec = specs.require_valid(method.loads(text))
     if mime == "text/html":
-        return render.spec_html(spec)
-    return render.spec_text(spec)
+        return method.printable(render.spec_html(spec))
+    return method.printable(render.spec_text(spec))

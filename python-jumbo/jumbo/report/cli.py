@@ -1,12 +1,15 @@
 """jumbo-report: where the mesh stands against the WLCG jumbo-frame targets.
 
-    jumbo-report --store URL [--ca-file PEM] [--api-key-file FILE] [--no-verify-ssl]
+    jumbo-report --store URL [--ca-file PEM] [--api-key-file FILE | --auth-file FILE]
+                 [--no-verify-ssl]
                  [--format text|json|csv|html] [--out FILE] [--volumes CSV]
                  [--sites FILE] [--since DATE] [--until DATE] [--target-mtu N]
                  [--interval day|week] [--link-speed BITS] [--flap N] [--limit N]
+                 [--prometheus URL [--prometheus-ca-file PEM] [--prometheus-token-file FILE |
+                  --prometheus-auth-file FILE] [--prometheus-devices REGEX]]
 
 Exit status: 0 report written; 2 bad input (arguments, volume matrix, site file, unknown
-sites); 3 store missing or down; 4 nothing to report (empty store or empty window).
+sites); 3 store or Prometheus missing or down; 4 nothing to report (empty store or empty window).
 """
 
 import argparse
@@ -17,6 +20,8 @@ from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError
 from .inputs import parse_date, read_sites, read_volumes
+from .safe_output import write_atomic
+from ..archive import credentials
 from ..archive.queries import open_queries
 
 FORMATS = ("text", "json", "csv", "html")
@@ -38,6 +43,9 @@ def parser():
     p.add_argument("--api-key-file",
                    help="file holding an OpenSearch API key, sent as 'Authorization: ApiKey ...' "
                    "(instead of user:pass in the URL; a file keeps the key out of the process list)")
+    p.add_argument("--auth-file",
+                   help="file holding 'user:password' for an OpenSearch store (instead of the "
+                   "URL, which the process list shows; env %s works too)" % credentials.AUTH_ENV)
     p.add_argument("--no-verify-ssl", dest="verify_ssl", action="store_false",
                    help="do not check the https store's certificate and host name")
     p.add_argument("--format", choices=FORMATS, default="text")
@@ -53,7 +61,38 @@ def parser():
                    help="cap for the expected-gain estimate, bit/s (default 10e9)")
     p.add_argument("--flap", type=int, default=3, help="state changes that make a path flapping (3)")
     p.add_argument("--limit", type=int, default=200, help="longest lists in the output (200)")
+    # Measured `used` (flowd-go's flow metrics) and `configured` (node exporter's interface
+    # MTUs) from a Prometheus server: docs/coordinator-telemetry.md.
+    p.add_argument("--prometheus", metavar="URL",
+                   help="Prometheus server (http(s)://HOST[:PORT][/path]) with flowd-go and node "
+                   "exporter metrics: used and configured measured")
+    p.add_argument("--prometheus-ca-file", help="CA bundle (PEM) for an https Prometheus")
+    p.add_argument("--prometheus-no-verify-ssl", dest="prometheus_verify", action="store_false",
+                   help="do not check the https Prometheus's certificate")
+    p.add_argument("--prometheus-token-file", help="file holding a bearer token for Prometheus")
+    p.add_argument("--prometheus-auth-file", help="file holding user:password (basic auth)")
+    p.add_argument("--prometheus-devices", metavar="REGEX",
+                   help="interfaces whose MTU is the host's (default: all but loopback, "
+                   "container, bridge and tunnel interfaces)")
     return p
+
+
+def telemetry_hook(args):
+    """The report hook reading Prometheus, or None without --prometheus."""
+    extra = (args.prometheus_ca_file, args.prometheus_token_file, args.prometheus_auth_file,
+             args.prometheus_devices)
+    if args.prometheus is None:
+        if any(x is not None for x in extra) or not args.prometheus_verify:
+            raise ReportError("the --prometheus-* options need --prometheus URL")
+        return None
+    from .prometheus import Prometheus
+    from .telemetry import Telemetry, check_devices
+    if args.prometheus_ca_file is not None and not os.path.isfile(args.prometheus_ca_file):
+        raise ReportError("--prometheus-ca-file %s: no such file" % args.prometheus_ca_file)
+    prom = Prometheus(args.prometheus, ca_file=args.prometheus_ca_file,
+                      token_file=args.prometheus_token_file, auth_file=args.prometheus_auth_file,
+                      verify_ssl=args.prometheus_verify)
+    return Telemetry(prom, devices=check_devices(args.prometheus_devices))
 
 
 def store_options(args):
@@ -73,6 +112,16 @@ def store_options(args):
         if not key or any(c.isspace() for c in key):
             raise ReportError("--api-key-file %s: expected one API key (no spaces)" % args.api_key_file)
         options["api_key"] = key
+    try:
+        login = credentials.login(args.auth_file)
+    except credentials.CredentialsError as err:
+        raise ReportError(str(err))
+    if login and args.store.startswith(("http://", "https://")):
+        if "api_key" in options:
+            raise ReportError("give either --api-key-file or a user:password login, not both")
+        options["auth"] = login
+    elif args.auth_file:
+        raise ReportError("--auth-file is for an OpenSearch store (http(s)://...)")
     if not args.verify_ssl:
         options["verify_ssl"] = False
     if options and not args.store.startswith(("http://", "https://")):
@@ -108,7 +157,7 @@ def run(argv=None):
     sites = read_sites(args.sites) if args.sites else None
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
-                         limit=args.limit)
+                         limit=args.limit, extra=[h for h in (telemetry_hook(args),) if h])
     queries = open_queries(args.store, **store_options(args))
     try:
         report = model.build(queries, opts)
@@ -121,10 +170,7 @@ def main(argv=None):
     try:
         _report, text, out = run(argv)
         if out:
-            tmp = out + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, out)
+            write_atomic(out, text)
         else:
             sys.stdout.write(text)
             sys.stdout.flush()

@@ -67,9 +67,10 @@ def trend_svg(r):
                      % (name, left, left + pw, y(goal), y(goal)))
         parts.append('<text x="%d" y="%.1f" font-size="12" fill="#7b3294">%s %d%%</text>'
                      % (left + pw + 6, y(goal) + 4, name, int(goal * 100)))
-    series = (("capable", "capable_share", "#2166ac"), ("configured", "configured_share", "#999999"))
+    series = (("capable", "capable_share", "#2166ac"), ("configured", "configured_share", "#999999"),
+              ("used", "used_share", "#1a9850"))
     for label, key, stroke in series:
-        pts = [(x(i), y(b[key])) for i, b in enumerate(buckets) if b[key] is not None]
+        pts = [(x(i), y(b[key])) for i, b in enumerate(buckets) if b.get(key) is not None]
         if not pts:
             continue
         parts.append('<polyline class="trend-line" data-series="%s" fill="none" stroke="%s" '
@@ -86,6 +87,9 @@ def trend_svg(r):
                  % (left, height - 10))
     parts.append('<text x="%d" y="%d" font-size="12" fill="#777">configured (results)</text>'
                  % (left + 150, height - 10))
+    if any(b.get("used_share") is not None for b in buckets):
+        parts.append('<text x="%d" y="%d" font-size="12" fill="#1a9850">used (bytes, telemetry)</text>'
+                     % (left + 320, height - 10))
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -192,6 +196,26 @@ def _table(headers, rows, row_class=None):
     return "\n".join(out)
 
 
+def _used_note(r):
+    from .telemetry_view import used_card_note
+    return used_card_note(r)
+
+
+def _telemetry(r):
+    if not r.get("telemetry"):
+        return ""
+    from .telemetry_view import html_section
+    return html_section(r, _table)
+
+
+def _seen(b):
+    """A black hole's evidence across runs (jumbo.archive.evidence), in a few words."""
+    if b.get("seen") is None:
+        return ""
+    return "in %d of %d runs, %s of flows failed; %d of %d clean flows to clear" % (
+        b["seen"], b["runs"], pct(b["failed_share"]), b["clean_flows"], b["needed_flows"])
+
+
 def to_html(r):
     w = r["window"]
     target = r["target_mtu"]
@@ -201,8 +225,11 @@ def to_html(r):
         _card("capable: paths carrying %d both ways" % target, pct(r["capable"]),
               "%d of %d directed paths, no black hole" % (r["capable_paths"], r["paths"])),
         _card("used: traffic-weighted", pct(r["used"]),
+              _used_note(r) if r.get("telemetry") else
               "from the volume matrix" if r["used"] is not None else "no volume matrix given"),
         _card("black holes", str(len(r["blackholes"])), "paths where big packets vanish"),
+        _card("undecided", str(r.get("unknown_paths", 0)),
+              "paths with flows left unmeasured (PMTUD unknown): never counted capable"),
     ]
     status = []
     for s in r["status"]:
@@ -215,7 +242,8 @@ def to_html(r):
         status.append("<li>%s</li>" % line)
     limit = min(r.get("limit") or len(r["blackholes"]), 50)   # the culprits table groups the rest
     bh_rows = [(b["source"], b["dest"], b["source_site"], b["dest_site"], b["size"], b["hop_ttl"],
-                b["hop_ip"], "partial (per-flow)" if b["partial"] else "full", b["measured"])
+                b["hop_ip"], "partial (per-flow)" if b["partial"] else "full", b["measured"],
+                _seen(b))
                for b in r["blackholes"][:limit]]
     bh_more = ("<p>... and %d more (all of them in the JSON and CSV output).</p>"
                % (len(r["blackholes"]) - limit)) if len(r["blackholes"]) > limit else ""
@@ -249,9 +277,10 @@ def to_html(r):
                                          escape(str(w["last"])), target, escape(r["generated"])),
         '<div class="cards">%s</div>' % "".join(cards),
         "<ul>%s</ul>" % "".join(status),
+        _telemetry(r),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
         _table(["source", "dest", "source site", "dest site", "size vanishing", "hop", "hop IP",
-                "kind", "measured"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
+                "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
         '<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
         _table(["hop", "failing paths", "black holes", "MTU", "sites", "examples"], culprit_rows)
         if culprit_rows else "<p>No hop is shared by several failing paths.</p>",

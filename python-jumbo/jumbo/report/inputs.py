@@ -57,6 +57,8 @@ def read_sites(path):
             mapping = json.loads(stripped)
         except ValueError as err:
             raise ReportError("site file %s: invalid JSON: %s" % (path, err))
+        if not isinstance(mapping, dict) or not mapping:
+            raise ReportError("site file %s maps no host" % path)
         if not all(isinstance(k, str) and isinstance(v, str) and v for k, v in mapping.items()):
             raise ReportError("site file %s: every value must be a site name (string)" % path)
         return mapping

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..core.mtu import DEFAULT_TARGET_MTU
 from ..core.units import parse_time
+from . import held
 from .culprits import shared_culprits
 from .errors import NoData, ReportError
 from .gains import gain_tables
@@ -34,7 +35,7 @@ NO_SITE = "(no site)"
 
 class Options(object):
     def __init__(self, target=DEFAULT_TARGET_MTU, since=None, until=None, interval=None, volumes=None,
-                 sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2):
+                 sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2, extra=()):
         self.target = int(target)
         self.window = Window(since, until)
         self.interval = interval
@@ -44,6 +45,9 @@ class Options(object):
         self.flap = int(flap)
         self.limit = int(limit)
         self.culprit_min = int(culprit_min)
+        # Hooks called as hook(report, paths, host_mtu, opts) once the report is built
+        # (telemetry.Telemetry: used and configured measured; alarms.Collector).
+        self.extra = tuple(extra)
 
 
 FAILING = {(False, False): (), (True, False): ("out",), (False, True): ("in",),
@@ -115,7 +119,12 @@ def _build_all(queries, opts):
     # own connection): the count and the gains/latency while the latest results are read,
     # then the history pass (trend, changes) while Python builds the per-path model.
     pool = ThreadPoolExecutor(max_workers=2)
+    # Partial black holes across runs: a small answer (the sighted paths only) in a thread of
+    # its own, so that it neither waits behind the two workers' long queries nor holds the
+    # per-path model back until the gains are read.
+    side = ThreadPoolExecutor(max_workers=1)
     try:
+        f_evidence = side.submit(queries.evidence, window, target)
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
 
@@ -164,12 +173,15 @@ def _build_all(queries, opts):
             f_hist = pool.submit(lambda: queries.history(
                 window, target, interval, opts.limit, opts.flap, latest_rows,
                 trend=f_trend.result() if f_trend is not None else None))
-        return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain)
+        held_paths = held.hold(rows, f_evidence.result())
+        return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain,
+                      held_paths)
     finally:
         pool.shutdown(wait=True)
+        side.shutdown(wait=True)
 
 
-def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
+def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, held_paths):
     target = opts.target
     window = opts.window
     site_map = opts.sites
@@ -237,6 +249,8 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     report["configured_hosts"] = hosts_cfg
     report["configured"] = _share(hosts_cfg, len(host_mtu))
     report["reverse_unknown"] = sum(1 for p in paths if not p.reverse_known)
+    # Undecided: would be jumbo, but flows were left unmeasured (path_state's `unknown`).
+    report["unknown_paths"] = sum(1 for p in paths if p.state == "unknown")
 
     # -- site pairs (matrix, traffic) -----------------------------------------------------
     pairs = {}
@@ -274,7 +288,7 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
             ("source_site", p.source_site), ("dest_site", p.dest_site),
             ("partial", p.partial), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),
             ("hop_ip", row.blackhole_ip), ("path_mtu", p.path_mtu), ("measured", p.start),
-        ]))
+        ] + held.fields(held_paths.get((p.source, p.dest, p.ip_version)))))
     by_hop = collections.Counter(b["hop_ip"] for b in blackholes if b["hop_ip"])
     blackholes.sort(key=lambda b: (-by_hop.get(b["hop_ip"], 0), b["partial"], b["hop_ip"] or "",
                                    b["source"], b["dest"]))
@@ -296,9 +310,11 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
 
     # -- trend ----------------------------------------------------------------------------
     trend, ch = f_hist.result()
+    ch = held.changes(ch, held_paths)
     for b in trend:
         b["capable_share"] = _share(b["capable"], b["results"])
         b["configured_share"] = _share(b["configured"], b["results"])
+        b["unknown"] = b.get("unknown", 0)
     report["trend"] = {"interval": interval, "buckets": trend}
 
     # -- gains ----------------------------------------------------------------------------
@@ -312,6 +328,8 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain):
     report["total_changes"] = ch.get("total_changes")
     report["flapping"] = ch["flapping"]
     report["failed_paths"] = sum(1 for p in paths if p.state == "failed")
+    for hook in opts.extra:
+        hook(report, paths, host_mtu, opts)
     return report
 
 

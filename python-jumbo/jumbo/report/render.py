@@ -8,6 +8,7 @@ import io
 import json
 
 from ..core.mtu import STANDARD_MTU
+from .safe_output import csv_cell, text_line
 
 
 def pct(value):
@@ -28,6 +29,18 @@ def _mtu(v):
     return "-" if v is None else str(v)
 
 
+def _share(num, den):
+    return (num / float(den)) if den else None
+
+
+def _seen(b):
+    """A black hole's evidence across runs (jumbo.archive.evidence), when it has some."""
+    if b.get("seen") is None:
+        return ""
+    return "; seen in %d of %d runs, %s of flows failed (%d of %d clean flows needed to clear it)" % (
+        b["seen"], b["runs"], pct(b["failed_share"]), b["clean_flows"], b["needed_flows"])
+
+
 def to_text(r):
     out = []
     w = r["window"]
@@ -41,7 +54,10 @@ def to_text(r):
         % (pct(r["configured"]), r["hosts"], r["target_mtu"]))
     add("  capable    %7s  of %d directed paths carry %d both ways, no black hole (%d paths)"
         % (pct(r["capable"]), r["paths"], r["target_mtu"], r["capable_paths"]))
-    if r["used"] is not None:
+    add("  undecided  %7s  of %d directed paths: flows left unmeasured, PMTUD unknown (%d paths;"
+        " never counted capable)" % (pct(_share(r.get("unknown_paths", 0), r["paths"])), r["paths"],
+                                    r.get("unknown_paths", 0)))
+    if r["used"] is not None and r["traffic"]:
         t = r["traffic"]
         add("  used       %7s  of measured traffic (volume matrix; %.3g of %.3g bytes measured)"
             % (pct(r["used"]), t["measured_bytes"], t["bytes"]))
@@ -64,7 +80,7 @@ def to_text(r):
             % (b["source"], b["dest"], b["source_site"], b["dest_site"],
                "size %s" % b["size"] if b["size"] else "large packets",
                "", b["hop_ttl"] if b["hop_ttl"] is not None else "?", b["hop_ip"] or "?")
-            + ("  (partial: some flows only)" if b["partial"] else ""))
+            + ("  (partial: some flows only)" if b["partial"] else "") + _seen(b))
     if not r["blackholes"]:
         add("  none")
     elif len(shown) < len(r["blackholes"]):
@@ -117,8 +133,9 @@ def to_text(r):
     add("Trend per %s: capable share of results (DC26 50%%, DC28 99%%)" % t["interval"])
     for b in t["buckets"]:
         bar = "#" * int(round(40 * (b["capable_share"] or 0)))
-        add("  %s %7s %-40s %d results, %d black-hole results"
-            % (b["bucket"], pct(b["capable_share"]), bar, b["results"], b["blackholes"]))
+        add("  %s %7s %-40s %d results, %d black-hole results%s"
+            % (b["bucket"], pct(b["capable_share"]), bar, b["results"], b["blackholes"],
+               ", %d undecided" % b["unknown"] if b.get("unknown") else ""))
     add("")
     g = r["gains"]
     if g["summary"]:
@@ -143,7 +160,10 @@ def to_text(r):
     add("Flapping paths (%d)" % len(r["flapping"]))
     for f in r["flapping"][:20]:
         add("  %s -> %s  %d changes, last %s" % (f["source"], f["dest"], f["changes"], f["last_change"]))
-    return "\n".join(out) + "\n"
+    if r.get("telemetry"):
+        from .telemetry_view import amend_text
+        out = amend_text(r, out)
+    return "\n".join(text_line(line) for line in out) + "\n"
 
 
 def rows(r):
@@ -156,6 +176,7 @@ def rows(r):
     yield ("summary", "mesh", "configured", r["configured"])
     yield ("summary", "mesh", "used", r["used"])
     yield ("summary", "mesh", "blackholes", len(r["blackholes"]))
+    yield ("summary", "mesh", "unknown_paths", r.get("unknown_paths", 0))
     yield ("summary", "mesh", "target_mtu", r["target_mtu"])
     for s in r["status"]:
         yield ("target", s["target"], "goal", s["goal"])
@@ -164,7 +185,8 @@ def rows(r):
     for b in r["blackholes"]:
         item = "%s->%s" % (b["source"], b["dest"])
         for k in ("ip_version", "source_site", "dest_site", "partial", "size", "hop_ttl", "hop_ip",
-                  "path_mtu", "measured"):
+                  "path_mtu", "measured", "seen", "runs", "failed_share", "clean_flows",
+                  "needed_flows"):
             yield ("blackhole", item, k, b[k])
     for c in r["culprits"]:
         yield ("culprit", c["hop_ip"], "paths", c["paths"])
@@ -181,7 +203,7 @@ def rows(r):
         for k in ("paths", "capable", "min_mtu", "max_mtu", "blackholes"):
             yield ("matrix", item, k, c[k])
     for b in r["trend"]["buckets"]:
-        for k in ("results", "capable", "configured", "blackholes", "capable_share",
+        for k in ("results", "capable", "configured", "blackholes", "unknown", "capable_share",
                   "configured_share"):
             yield ("trend", b["bucket"], k, b[k])
     for name in ("gains", "expected_gains"):
@@ -195,6 +217,10 @@ def rows(r):
     yield ("summary", "mesh", "changed_paths", r["changed_paths"])
     for f in r["flapping"]:
         yield ("flapping", "%s->%s" % (f["source"], f["dest"]), "changes", f["changes"])
+    if r.get("telemetry"):
+        from .telemetry_view import rows as telemetry_rows
+        for row in telemetry_rows(r):
+            yield row
 
 
 def to_csv(r):
@@ -209,5 +235,8 @@ def to_csv(r):
             value = "true" if value else "false"
         elif isinstance(value, float):
             value = repr(value)
-        writer.writerow((section, item, metric, value))
+        elif isinstance(value, str):
+            value = csv_cell(value)  # numbers stay numbers (a negative one is no formula)
+        writer.writerow((csv_cell(str(section)), csv_cell(str(item)), csv_cell(str(metric)),
+                         value))
     return buf.getvalue()

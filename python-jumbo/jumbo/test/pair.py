@@ -76,6 +76,26 @@ def _semantic_problem(spec):
         if seconds is None or seconds > specs.THROUGHPUT_OMIT_MAX:
             return "At /omit: %s must be between PT0S and PT%dS" % (
                 spec["omit"], specs.THROUGHPUT_OMIT_MAX)
+    return _slot_problem(spec)
+
+
+SLOT_FIELDS = "duration, omit, rounds, direction, order"
+
+
+def _slot_problem(spec):
+    """The exclusive slot the run would reserve on both nodes, against the node's limit
+    (jumbo.core.limits: throughput-max-slot, PT10M by default)."""
+    from ..core import limits
+    from ..tool import runner  # the tool's own arithmetic: what it will ask pScheduler for
+    try:
+        limit = limits.throughput_max_slot()
+    except limits.LimitsError as err:
+        return "At /duration: cannot check the slot: %s" % err
+    seconds = runner.duration_seconds(internal_spec(spec))
+    if seconds > limit:
+        return ("At /duration: the run would reserve an exclusive slot of PT%dS on both nodes, "
+                "more than this node allows (PT%dS, throughput-max-slot in %s); reduce %s"
+                % (seconds, limit, limits.path(), SLOT_FIELDS))
     return None
 
 
@@ -218,7 +238,7 @@ def spec_to_cli(spec):
 # Result (built on the source, merged on the lead)
 
 # What the path-MTU step contributes, from the probe engine's answer.
-PATH_FIELDS = ("path-mtu", "local-mtu", "pmtud", "dest-ip", "ip-version")
+PATH_FIELDS = ("path-mtu", "local-mtu", "pmtud", "dest-ip", "source-ip", "ip-version")
 SUCCESS_VERDICTS = ("jumbo-faster", "jumbo-slower", "no-difference", "blackhole", "skipped")
 
 

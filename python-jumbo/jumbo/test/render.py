@@ -108,6 +108,19 @@ def _flows_note(result):
     return None
 
 
+def _undecided(result, target):
+    """The verdict of a run that left flows unmeasured, its path MTU reaching the target."""
+    flows = _list(result.get("flows"))
+    if not flows:
+        return "Path MTU not decided: %d carried, flows left unmeasured; PMTUD unknown" % target
+    missing = sum(1 for flow in flows if flow.get("pmtud") == "unknown"
+                  or _int(flow.get("path-mtu")) is None)
+    carried = sum(1 for flow in flows if flow.get("pmtud") not in ("unknown", "blackhole")
+                  and (_int(flow.get("path-mtu")) or 0) >= target)
+    return ("Path MTU not decided: %d of %d flows carried %d, %d not measured (run cut short); "
+            "PMTUD unknown" % (carried, len(flows), target, missing))
+
+
 def verdict(result):
     """One line: the path MTU against the target, the PMTUD state, where big packets vanish."""
     result = _obj(result)
@@ -120,7 +133,13 @@ def verdict(result):
     pmtud = result.get("pmtud")
     hole = _obj(result.get("blackhole"))
 
-    if path is None:
+    undecided = (pmtud == "unknown" and path is not None and target is not None
+                 and path >= target)
+    if undecided:
+        # Not jumbo (jumbo.archive.path_state's `unknown`): the unmeasured flows may be the
+        # ones a partial black hole eats.
+        line = _undecided(result, target)
+    elif path is None:
         line = "Path MTU unknown"
         if pmtud == "blackhole":
             line += ": black hole"
@@ -129,7 +148,7 @@ def verdict(result):
     else:
         line = "Path MTU %d" % path
 
-    if path is not None:
+    if path is not None and not undecided:
         if pmtud == "blackhole":
             where = "black hole"
             ttl = _int(hole.get("ttl"))
@@ -163,9 +182,14 @@ def verdict(result):
                 line += ", PMTUD could not be checked"
 
     notes = []
-    flows = _flows_note(result)
+    flows = None if undecided else _flows_note(result)
     if flows:
         notes.append(flows)
+    unmeasured = _int(result.get("flows-not-measured"))
+    if unmeasured:
+        # Asked for, never probed (the dest's ICMP budget): they cleared nothing.
+        notes.append("%d of %d flows not measured (the dest's ICMP rate limit)"
+                     % (unmeasured, unmeasured + len(_list(result.get("flows")))))
     reverse = _int(result.get("reverse-path-mtu"))
     if reverse is not None and reverse != path:
         notes.append("reverse path MTU %d" % reverse)

@@ -79,9 +79,9 @@ def _duration_option(text):
 # ------------------------------------------------------------------------------------------
 # Addresses and host names (syntax only, never resolved)
 
-_IPV4_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
-_LABEL_RE = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
-_ZONE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+_IPV4_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\Z")
+_LABEL_RE = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\Z")
+_ZONE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,15}\Z")
 
 
 def _is_ipv4(text):
@@ -95,7 +95,7 @@ def _is_ipv6(text):
         text, zone = text.split("%", 1)
         if not _ZONE_RE.match(zone):
             return False
-    if ":" not in text or not re.match(r"^[0-9A-Fa-f:.]+$", text):
+    if ":" not in text or not re.match(r"^[0-9A-Fa-f:.]+\Z", text):
         return False
     import ipaddress
     try:
@@ -136,14 +136,14 @@ def _host_problem(text):
     for label in name.split("."):
         if not _LABEL_RE.match(label):
             return "%r is not a valid host name (label %r)" % (text, label)
-    if re.match(r"^[0-9.]+$", name):
+    if re.match(r"^[0-9.]+\Z", name):
         return "%r is not a valid IPv4 address" % text
     return None
 
 
 def _node_problem(text):
     """Like _host_problem, but a participant node may also carry a port: host:port, [v6]:port."""
-    match = re.match(r"^\[([^\]]+)\](?::(\d+))?$", text)
+    match = re.match(r"^\[([^\]]+)\](?::(\d+))?\Z", text)
     if match:
         host, port = match.group(1), match.group(2)
         if address_family(host) != 6:

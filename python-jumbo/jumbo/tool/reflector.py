@@ -432,7 +432,7 @@ class Reflector(object):
         # means its request was lost on the forward path, not the reply on the reverse path.
         try:
             sizes = json.loads(body.decode()) if body else []
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested deeply
             sizes = []
         if not isinstance(sizes, list):
             sizes = []

@@ -24,7 +24,8 @@ SCHEMA = 1
 
 # Fields of the probe engine's answer that the test result carries over as they are.
 FORWARD_FIELDS = ("path-mtu", "local-mtu", "pmtud", "blackhole", "method", "ip-version",
-                  "dest-ip", "hops", "flows", "flows-not-measured", "probes", "elapsed", "ptb")
+                  "dest-ip", "source-ip", "hops", "flows", "flows-not-measured", "probes",
+                  "elapsed", "ptb")
 
 
 def _base(spec):

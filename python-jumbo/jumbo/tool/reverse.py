@@ -11,6 +11,7 @@ only; runs unprivileged on Python 3.6.
 
 import errno
 import json
+import math
 import os
 import select
 import socket
@@ -31,6 +32,7 @@ HELLO_WINDOW = 2.5
 HELLO_INTERVAL = 0.25
 SIZES_PER_ROUND = 48      # probe sizes sent per round trip (over all flows)
 CONFIRM = 3               # silences needed before a size counts as not crossing
+MAX_CONFIRM = 6           # ... at most, where the flow saw loss
 MAX_ROUNDS = 8
 MAX_FLOWS = 8             # reverse flows searched side by side (distinct source ports)
 PACE_BYTES = 48000        # requests sent back to back before a short pause
@@ -239,6 +241,21 @@ class _FlowSearch(object):
         except OSError:
             return None
 
+    def _confirm(self):
+        """Silences that make a size fail: CONFIRM on a clean path; where this flow lost
+        sizes that cross (silent at or below its largest answer: loss, e.g. a fragment of a
+        request on a lossy forward path), as many as make loss at the rate seen an unlikely
+        explanation (below 1/1000), at most MAX_CONFIRM."""
+        if self.good is None:
+            return CONFIRM
+        lost = sum(count for size, count in self.silent.items() if size <= self.good)
+        if not lost:
+            return CONFIRM
+        arrived = len(self.client.replies)
+        rate = (lost + 1.0) / (lost + arrived + 2.0)
+        need = int(math.ceil(math.log(1e-3) / math.log(rate))) if rate < 1.0 else MAX_CONFIRM
+        return max(CONFIRM + 1, min(MAX_CONFIRM, need))
+
     def update(self, refused, floor, ceiling, per_round):
         """Account for this round's answers and plan the next round (or finish)."""
         for seq in self.seqs:
@@ -258,7 +275,7 @@ class _FlowSearch(object):
             self.plan = [ceiling]
             return
         high = above[0]
-        settled = high in refused or self.silent.get(high, 0) >= CONFIRM
+        settled = high in refused or self.silent.get(high, 0) >= self._confirm()
         if high == low + 1 and settled:
             self.boundary = high
             self.done, self.plan = True, []
@@ -451,7 +468,7 @@ def status(client, wait, deadline, sizes=()):
         if reply is not None:
             try:
                 report = json.loads(reply[3].decode())
-            except ValueError:
+            except (ValueError, RecursionError):
                 return None
             return report if isinstance(report, dict) else None
     return None

@@ -22,7 +22,8 @@ Participant data (computed at scheduling time, on each participant for its own i
   The ports are only chosen here; p1 binds them when its `run` starts and fails clearly
   ("port N is busy") if something else holds them by then. `_token` is private: the server
   gives it to both `run`s (part-data-full is fetched with the task key) but nulls it in
-  everything else.
+  everything else. With a throughput phase both add `iperf3-auth` and p1 `_iperf3-key`: the
+  iperf3 server's key pair and authentication (jumbo.tool.iperf_auth).
 
 Time budget (`duration`, a pure function of the spec, rounded up to whole seconds):
   START_WAIT (clock skew between the nodes, p1 start-up)
@@ -52,7 +53,7 @@ import threading
 import time
 
 from ..test import pair as pairs
-from . import reflector, reverse as reverse_search
+from . import iperf_auth, reflector, reverse as reverse_search
 from . import result as results
 from ..test import spec as specs
 from ..protocol import terminate
@@ -143,6 +144,8 @@ def can_run(test):
             ok, reason = _throughput_module().available()
         except Exception as err:  # noqa: BLE001 - can-run must answer, not crash
             ok, reason = False, "the throughput phase is not available: %s" % err
+        if ok:
+            ok, reason = iperf_auth.can_run()
         if not ok:
             reasons.append("throughput phase: %s" % reason)
     if reasons:
@@ -188,6 +191,8 @@ def participant_data(request):
         raise ValueError("participant must be 0 or 1, not %r" % (index,))
     spec = _test_spec(request.get("test"), "test")
     data = {"schema": SCHEMA, "protocol": PROTOCOL}
+    if spec.get("throughput") is not None:
+        data.update(iperf_auth.participant_data(index))  # keys: see iperf_auth
     if index == 0:
         return data
     rng = random.SystemRandom()
@@ -352,14 +357,20 @@ def _run_dest(run):
     deadline = run.end - DEST_EXIT_MARGIN
     iperf = {}
     thread = None
+    access_notes = []
     try:
         if run.full.get("throughput") is not None:
             iperf_port = data.get("iperf3-port")
+            access, access_notes = _iperf_access(run)
 
             def serve():
                 try:
                     _sleep_until(run.start)
-                    iperf["result"] = _throughput_module().serve(run.full, iperf_port, deadline)
+                    with iperf_auth.Credentials(access["auth"], server=True) as cred:
+                        iperf["result"] = _throughput_module().serve(
+                            run.full, iperf_port, deadline, access["address"], cred.argv)
+                    iperf["result"]["access"] = dict(access, auth=access["auth"] is not None,
+                                                     open=access_notes)
                 except Exception as err:  # noqa: BLE001 - the server thread's failure becomes p1's result
                     iperf["result"] = {"succeeded": False, "error": "%s: %s"
                                        % (type(err).__name__, err)}
@@ -376,7 +387,7 @@ def _run_dest(run):
         server.close()
     report = server.report()
     served = iperf.get("result")
-    notes = []
+    notes = list(access_notes)
     if not report["stats"]["answered"]:
         notes.append("no valid request reached the reflector")
     if thread is not None and served is None:
@@ -387,6 +398,19 @@ def _run_dest(run):
         error = "iperf3 server: %s" % served.get("error")
     return {"schema": SCHEMA, "succeeded": error is None, "result": output, "error": error,
             "diags": "; ".join(notes + report["notes"]) or "reflector on port %d" % port}
+
+
+def _iperf_access(run):
+    """({address, auth}, notes): where the dest's iperf3 server listens, whom it lets in,
+    and what that leaves open (jumbo.tool.iperf_auth)."""
+    address, unbound = iperf_auth.bind_address(run.full)
+    auth, why = iperf_auth.decide(run.data)
+    if auth is not None and not iperf_auth.features()["auth"]:
+        auth, why = None, "the dest's iperf3 cannot authenticate clients"
+    notes = [] if why is None else iperf_auth.open_notes(why, address)
+    if unbound:
+        notes.append("the iperf3 server listens on all addresses: %s" % unbound)
+    return {"address": address, "auth": auth}, notes
 
 
 # -- p0 -------------------------------------------------------------------------------------------
@@ -477,6 +501,7 @@ def _run_source(run):
             if run.full.get("throughput") is not None:
                 try:
                     throughput = _throughput(run, peer, dest_ip, version, forward, path_mtu)
+                    diags.extend((throughput or {}).pop("open", None) or [])
                 except Exception as err:  # noqa: BLE001 - keep the forward answer
                     throughput = {"runs": [], "verdict": "failed", "skipped": None,
                                   "error": "throughput phase failed: %s: %s"
@@ -575,5 +600,10 @@ def _throughput(run, peer, dest_ip, version, forward, path_mtu):
                 "verdict": "failed", "skipped": None}
     deadline = run.end - TEARDOWN
     local_mtu = forward.get("local-mtu") if forward else None
-    return _throughput_module().run_legs(run.full, dest_ip, port, path_mtu, version,
-                                         deadline=deadline, local_mtu=local_mtu)
+    auth, why = iperf_auth.decide(run.data)
+    with iperf_auth.Credentials(auth, server=False) as cred:
+        result = _throughput_module().run_legs(run.full, dest_ip, port, path_mtu, version,
+                                               deadline=deadline, local_mtu=local_mtu, auth=cred)
+    if why is not None and result is not None:
+        result["open"] = iperf_auth.open_notes(why, dest_ip)
+    return iperf_auth.explain(result)

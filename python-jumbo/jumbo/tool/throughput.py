@@ -244,7 +244,7 @@ def _prctl():
         return None
 
 
-def _spawn(argv):
+def _spawn(argv, env=None):
     """Start iperf3 in its own session; it dies with us (Linux PR_SET_PDEATHSIG), so a
     killed participant leaves no server listening and no client sending behind it."""
     prctl = _prctl()
@@ -255,7 +255,7 @@ def _spawn(argv):
 
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             universal_newlines=True, start_new_session=True,
-                            preexec_fn=die_with_parent)
+                            preexec_fn=die_with_parent, env=env)
 
 
 def _kill(proc):
@@ -303,13 +303,14 @@ def _interval(settings):
     return max(0.1, min(1.0, round(settings["seconds"] / 20.0, 1)))
 
 
-def serve(spec, port, deadline=None, bind=None):
+def serve(spec, port, deadline=None, bind=None, auth_argv=()):
     """Run one `iperf3 -s` for this run's legs; stop after the last leg or at `deadline`.
 
-    `deadline` is a Unix time (time.time()); None means now + duration(spec). Returns
-    {succeeded, error, port, served, stopped, tests: [{leg, bytes, cpu, error}]}."""
-    result = {"succeeded": False, "error": None, "port": port, "served": 0, "stopped": None,
-              "tests": []}
+    `deadline` is a Unix time (time.time()); None means now + duration(spec); `auth_argv`
+    the authentication options (jumbo.tool.iperf_auth). Returns {succeeded, error, port,
+    served, refused, stopped, tests: [{leg, bytes, cpu, error}]}."""
+    result = {"succeeded": False, "error": None, "port": port, "served": 0, "refused": 0,
+              "stopped": None, "tests": []}
     settings = _settings(spec)
     if settings is None:
         result["error"] = "no throughput phase in the spec"
@@ -328,7 +329,7 @@ def serve(spec, port, deadline=None, bind=None):
             "--rcv-timeout", str(int(1000 * max(5, settings["seconds"] + CONNECT_RETRY)))]
     if bind:
         argv += ["-B", bind]
-    proc = _spawn(argv)
+    proc = _spawn(argv + list(auth_argv))
     chunks = []
     errors = []
 
@@ -362,6 +363,9 @@ def serve(spec, port, deadline=None, bind=None):
     docs = _json_documents("".join(chunks))
     result["stopped"] = stopped
     for doc in docs:
+        if _refused(doc):
+            result["refused"] += 1  # a client without this run's credentials: not a leg
+            continue
         test = _server_test(doc)
         if test["leg"] is None and "interrupt" in (test["error"] or ""):
             continue  # our own stop signal, not a test
@@ -382,7 +386,15 @@ def serve(spec, port, deadline=None, bind=None):
     return result
 
 
+def _refused(doc):
+    """A test the server refused (iperf3's "test authorization failed"): its extra_data is
+    whatever that client sent, never a leg or the last-leg mark."""
+    return "authorization failed" in str(doc.get("error") or "")
+
+
 def _is_last(doc):
+    if _refused(doc):
+        return False
     extra = doc.get("extra_data") or ""
     return isinstance(extra, str) and extra.startswith(EXTRA_TAG) and extra.endswith(" last")
 
@@ -438,9 +450,9 @@ _RETRYABLE = ("connection refused", "server is busy", "unable to connect", "no r
               "control socket has closed", "connection reset")
 
 
-def _run_client(argv, timeout):
+def _run_client(argv, timeout, env=None):
     """Run one client; (json or None, error text or None, timed_out)."""
-    proc = _spawn(argv)
+    proc = _spawn(argv, env)
     try:
         out, err = proc.communicate(timeout=max(0.5, timeout))
     except subprocess.TimeoutExpired:
@@ -468,8 +480,11 @@ def _parse(text):
     return docs[0] if docs else None
 
 
-def run_legs(spec, dest, port, path_mtu, ip_version=4, deadline=None, local_mtu=None):
+def run_legs(spec, dest, port, path_mtu, ip_version=4, deadline=None, local_mtu=None,
+             auth=None):
     """Run every leg against the dest's server; return the `throughput` result object.
+
+    `auth`: this run's client credentials (jumbo.tool.iperf_auth.Credentials: argv, env).
 
     `deadline` is a Unix time; None means now + duration(spec). Whatever completes is
     kept; a failed leg carries `succeeded: false` and its `error`. Units: throughput in
@@ -491,7 +506,8 @@ def run_legs(spec, dest, port, path_mtu, ip_version=4, deadline=None, local_mtu=
     patience = CONNECT_RETRY  # for the server to come up; none once it is known to be gone
     for index, leg in enumerate(legs):
         last = index == total - 1
-        argv = _client_argv(settings, leg, dest, port, ip_version, last, total)
+        argv = _client_argv(settings, leg, dest, port, ip_version, last, total) + \
+            list(auth.argv if auth else [])
         bound = leg_timeout(settings)
         started = time.time()
         doc, error, timed_out = None, None, False
@@ -500,7 +516,7 @@ def run_legs(spec, dest, port, path_mtu, ip_version=4, deadline=None, local_mtu=
             if remaining < settings["seconds"] + settings["omit-seconds"] + 1:
                 error = error or "no time left before the deadline"
                 break
-            doc, error, timed_out = _run_client(argv, remaining)
+            doc, error, timed_out = _run_client(argv, remaining, auth.env if auth else None)
             if error and not timed_out and _retryable(error) and \
                     time.time() - started < patience:
                 time.sleep(0.3)

@@ -15,7 +15,8 @@ disjoint scrolls over the latest index, side by side, of the fields the report r
 in binary doc values (store.LATEST_ROW for every path, store.LATEST_LOCATE's addresses, black
 hole and hops too where localisation looks; _source for documents without them); composite +
 top_hits over the history when the window ends in the past or the latest index is missing);
-the trend (date_histogram with per-state filter sub-aggregations); the paths that changed
+the trend (date_histogram with per-state filter sub-aggregations); partial black holes across
+runs (opensearch/evidence.py: aggregations over the window); the paths that changed
 state (the documents of each path that are not in its latest state, aggregated on the path
 with composite: no scripts, since a bare OpenSearch has no painless); the latency per path
 (the latest index's rows, or an average per address pair over perfSONAR's own documents). Only the
@@ -31,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from operator import itemgetter
 
 from .. import StoreError, check_url
+from . import evidence as os_evidence
 from .store import LATEST_PACKS, LATEST_ROW_FIELDS, OpenSearchStore
 
 from ...report.errors import ReportError, StoreDown
@@ -324,6 +326,7 @@ class OpenSearchQueries(Queries):
             "aggs": {
                 "capable": {"filter": states["jumbo"]},
                 "blackholes": {"filter": states["blackhole"]},
+                "unknown": {"filter": states["unknown"]},
                 "configured": {"filter": {"range": {"jumbo.local_mtu": {"gte": target}}}},
             }}}}
         parsed = self.search(self.pmtu, body, "trend")
@@ -331,8 +334,11 @@ class OpenSearchQueries(Queries):
             return []
         return [{"bucket": b["key_as_string"], "results": b["doc_count"],
                  "capable": b["capable"]["doc_count"], "configured": b["configured"]["doc_count"],
-                 "blackholes": b["blackholes"]["doc_count"]}
+                 "blackholes": b["blackholes"]["doc_count"], "unknown": b["unknown"]["doc_count"]}
                 for b in parsed["aggregations"]["t"]["buckets"]]
+
+    def evidence(self, window, target):
+        return os_evidence.read(self, window, target)
 
     def gains(self, window):
         if not window.until and self._has_latest_index():

@@ -66,8 +66,8 @@ from .. import PermanentError, TransientError
 
 DEFAULT_TIMEOUT = 30.0
 # Bump when a template or index mapping below changes: `setup install` then
-# replaces the templates and rolls the owned streams over.
-TEMPLATE_VERSION = 4
+# replaces the templates and rolls the owned streams over. (5: the record's blackhole_flows.)
+TEMPLATE_VERSION = 5
 
 # pScheduler test types whose `pscheduler_<type>` stream this suite owns. The
 # paired-throughput test's stream is added here (and, if its result fields are to
@@ -106,7 +106,7 @@ JUMBO_PROPERTIES = {
     "blackhole_size": INTEGER, "reverse_path_mtu": INTEGER, "reverse_pmtud": KEYWORD,
     # Hops are kept in _source, not indexed (the report reads blackhole_* for locations).
     "hops": NOT_INDEXED,
-    "flows": INTEGER, "throughput_standard": DOUBLE, "throughput_jumbo": DOUBLE,
+    "flows": INTEGER, "blackhole_flows": INTEGER, "throughput_standard": DOUBLE, "throughput_jumbo": DOUBLE,
     "gain": DOUBLE, "mss": INTEGER, "rtt": DOUBLE, "loss": DOUBLE, "path": KEYWORD,
 }
 JUMBO_MAPPING = {"dynamic": False, "properties": JUMBO_PROPERTIES}
@@ -232,7 +232,10 @@ class OpenSearchStore(object):
         self.context = None
         if scheme == "https":
             if verify_ssl:
-                self.context = ssl.create_default_context(cafile=ca_file)
+                try:
+                    self.context = ssl.create_default_context(cafile=ca_file)
+                except (OSError, ValueError) as err:  # ssl.SSLError is an OSError
+                    raise PermanentError("ca-file %s: %s" % (ca_file, err))
             else:
                 self.context = ssl._create_unverified_context()  # the data asked for verify-ssl false
         # manage_templates: at the first write, install what is missing if allowed
@@ -467,7 +470,16 @@ class OpenSearchStore(object):
         if not prepared:
             return outcomes
         self.ensure_ready()
-        items = self._bulk(lines, sum(count for _, _, count in prepared))
+        try:
+            items = self._bulk(lines, sum(count for _, _, count in prepared))
+        except BodyTooLarge:
+            if len(prepared) == 1:
+                raise
+            # A proxy's body limit: each half on its own (2 lines per bulk item).
+            half = len(prepared) // 2
+            cut = 2 * sum(count for _, _, count in prepared[:half])
+            self.write((outcomes, prepared[:half], lines[:cut]))
+            return self.write((outcomes, prepared[half:], lines[cut:]))
         stored = []
         rejected = []
         position = 0
@@ -551,6 +563,12 @@ class OpenSearchStore(object):
             raise SetupError("OpenSearch at %s refused _bulk (HTTP 403: %s); the archive user "
                              "needs the privileges of `%s` (check with: %s)"
                              % (self.url, _reason(parsed), setup.WRITER_ROLE, CHECK_COMMAND))
+        if status in (404, 408, 413):
+            # From a proxy in front of OpenSearch (which answers _bulk itself otherwise): a
+            # timeout, a body over its limit (split by write) or a path it does not route.
+            error = BodyTooLarge if status == 413 else TransientError
+            raise error("bulk write: HTTP %d from %s: %s%s" % (
+                status, self.url, _reason(parsed) or "no reason given", _PROXY_HINTS[status]))
         self._check(status, parsed, "bulk write")
         items = (parsed or {}).get("items")
         if not isinstance(items, list) or len(items) != expected:
@@ -639,6 +657,17 @@ class OpenSearchStore(object):
             after = hits[-1]["sort"]
 
 
+class BodyTooLarge(TransientError):
+    """HTTP 413 to a bulk request: fewer records per request may pass."""
+
+
+_PROXY_HINTS = {
+    404: " (no _bulk at this URL: is a proxy's path in the _url right? retried)",
+    408: " (request timeout, retried)",
+    413: " (over a proxy's body size limit even for one record: raise that limit; retried)",
+}
+
+
 def _reason(parsed):
     if not isinstance(parsed, dict):
         return None
@@ -704,7 +733,7 @@ def _after(text, marker):
 
 # Not jumbo.core.units' parser on purpose: this models Logstash's 04-iso8601-duration filter,
 # which converts only whole D/H/M and fractional S and leaves anything else as it was.
-_LS_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+_LS_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?\Z")
 
 
 def logstash_seconds(value):

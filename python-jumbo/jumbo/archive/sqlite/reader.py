@@ -13,8 +13,10 @@ and `latest` (path -> id of its newest result). Everything is computed by SQLite
                     paths' histories are then read, through the (path, start) index, with
                     LAG() to date each change
   gains, latency    the latest table / the (day, test_type) index
+  evidence          partial black holes across runs (sqlite/evidence.py): the store's
+                    evidence tables over the whole history, one pass over a window's results
 
-Over the whole history (no --since/--until) on a version-2 store, the count, the trend and
+Over the whole history (no --since/--until) on a version-4 store, the count, the trend and
 the changed paths come from the store's summaries instead (`pmtu_days`: results per day and
 state inputs; `pmtu_path_states`: per path), which a trigger keeps as results are written:
 then no query reads the history, and the report's cost follows the number of paths. A
@@ -32,6 +34,7 @@ import urllib.parse
 from ...report.errors import ReportError, StoreDown
 from .. import path_state
 from ..queries import Latest, Queries, Window, state_of
+from . import evidence
 
 # The test whose results carry the measured jumbo gain.
 GAIN_TEST = "jumbo-throughput"
@@ -74,9 +77,13 @@ class SqliteQueries(Queries):
         # The version-3 copy of each path's newest row (jumbo/archive/sqlite/store.py).
         self.has_latest_rows = self.table == "results" and "latest_rows" in tables
         self.part = "path" if self.has_path else "source, dest, ip_version"
-        # The version-2 summaries (jumbo/archive/sqlite/store.py), only for the store's own table.
+        # The summaries (jumbo/archive/sqlite/store.py), only for the store's own table, and
+        # only in version 4's layout: the earlier one has no `unknown` flag (a report opens the
+        # store read-only, so an older store keeps it until a writer upgrades it).
         self.has_summary = (self.has_latest and self.table == "results"
-                            and "pmtu_days" in tables and "pmtu_path_states" in tables)
+                            and "pmtu_days" in tables and "pmtu_path_states" in tables
+                            and "unknown" in self._columns("pmtu_days"))
+        self.has_evidence = self.has_summary and "pmtu_evidence" in tables
 
     @property
     def db(self):
@@ -246,6 +253,7 @@ class SqliteQueries(Queries):
         # their latest one (the only paths that can have changed).
         sql = (
             "SELECT b, COUNT(*), SUM(h.st = 'jumbo'), SUM(cfg), SUM(h.st = 'blackhole'), "
+            "SUM(h.st = 'unknown'), "
             "group_concat(CASE WHEN h.st != 'failed' AND h.st IS NOT l.st THEN p END, char(10)) FROM ("
             " SELECT %s AS b, %s AS p, %s AS cfg, %s AS st FROM %s %s"
             ") AS h LEFT JOIN temp.report_latest AS l ON l.path = h.p "
@@ -254,9 +262,9 @@ class SqliteQueries(Queries):
         trend, candidates = [], set()
         for r in self._run(sql, args):
             trend.append({"bucket": r[0], "results": r[1], "capable": r[2] or 0,
-                          "configured": r[3] or 0, "blackholes": r[4] or 0})
-            if r[5]:
-                candidates.update(r[5].split("\n"))
+                          "configured": r[3] or 0, "blackholes": r[4] or 0, "unknown": r[5] or 0})
+            if r[6]:
+                candidates.update(r[6].split("\n"))
         self._run("DROP TABLE IF EXISTS temp.report_latest")
         return trend, self._changes(window, target, limit, flap, sorted(candidates), pathcol)
 
@@ -266,11 +274,12 @@ class SqliteQueries(Queries):
         the per-path states (paths x states); only the candidates' histories
         are then read, as in the pass over the results."""
         bucket = "date(day, '-6 days', 'weekday 1')" if interval == "week" else "day"
-        st = path_state.sql(target, null=-1, blackhole_flag="blackhole")
+        st = path_state.sql(target, null=-1, blackhole_flag="blackhole", unknown_flag="unknown")
         trend = [{"bucket": r[0], "results": r[1], "capable": r[2] or 0, "configured": r[3] or 0,
-                  "blackholes": r[4] or 0}
+                  "blackholes": r[4] or 0, "unknown": r[5] or 0}
                  for r in self._run(
-                     "SELECT b, SUM(n), SUM(n * (st = 'jumbo')), SUM(n * cfg), SUM(n * (st = 'blackhole')) "
+                     "SELECT b, SUM(n), SUM(n * (st = 'jumbo')), SUM(n * cfg), SUM(n * (st = 'blackhole')), "
+                     "SUM(n * (st = 'unknown')) "
                      "FROM (SELECT %s AS b, n, NULLIF(local_mtu, -1) >= %d AS cfg, %s AS st FROM pmtu_days) "
                      "GROUP BY b ORDER BY b" % (bucket, int(target), st))]
         # A path can only have changed state if it was seen in two states other than failed
@@ -314,6 +323,9 @@ class SqliteQueries(Queries):
             "flapping": [{"source": r[0], "dest": r[1], "ip_version": r[2], "changes": r[3],
                           "last_change": r[4]} for r in flapping],
         }
+
+    def evidence(self, window, target):
+        return evidence.read(self, window, target)
 
     def gains(self, window):
         # The measured gain comes from the paired test (jumbo-throughput) only.

@@ -5,7 +5,7 @@ URL: sqlite:///relative/path.db or sqlite:////absolute/path.db (node default
 timeout (30 s), each batch one IMMEDIATE transaction. A write that still finds
 the database locked is a transient error (the archiver retries).
 
-Schema (SCHEMA_VERSION 3, kept in `PRAGMA user_version`):
+Schema (SCHEMA_VERSION 4, kept in `PRAGMA user_version`):
 
   results   one row per run (PRIMARY KEY id = jumbo.archive.record id, so a result archived
             twice is one row; INSERT OR IGNORE). Columns: every jumbo.archive.record field
@@ -47,8 +47,9 @@ import sqlite3
 
 from .. import record as records
 from .. import PermanentError, TransientError, path_state
+from . import evidence, identity
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT = 30.0
 
 BOOL_FIELDS = ("succeeded", "jumbo", "partial")
@@ -95,39 +96,46 @@ CREATE VIEW IF NOT EXISTS latest_results AS
 """ % ",\n  ".join(cols)
 
 
-# Version 2: per-day and per-path summaries of the pmtu history (see the module docstring).
-# NULLs are stored as -1 (0 for succeeded) because a primary key must be NOT NULL to be
-# unique in SQLite; readers turn -1 back into NULL. The black-hole flag is the path-state
-# rule's (jumbo.archive.path_state).
+# The per-day and per-path summaries of the pmtu history (see the module docstring), laid out
+# as in version 4 (version 2 had them without `unknown`). NULLs are stored as -1 (0 for
+# succeeded) because a primary key must be NOT NULL to be unique in SQLite; readers turn -1
+# back into NULL. The black-hole and unknown flags are the path-state rule's
+# (jumbo.archive.path_state): the summaries keep no pmtud, so the rule's pmtud conditions
+# are kept as these two flags.
+_SUMMARY_KEY = "succeeded, path_mtu, reverse_path_mtu, blackhole, unknown"
+_SUMMARY_NEW = ("IFNULL(NEW.succeeded, 0), IFNULL(NEW.path_mtu, -1), IFNULL(NEW.reverse_path_mtu, -1), "
+                "%s, %s" % (path_state.sql_blackhole("NEW."), path_state.sql_unknown("NEW.")))
 _SUMMARY_DDL = (
     "CREATE TABLE IF NOT EXISTS pmtu_days (day TEXT NOT NULL, local_mtu INTEGER NOT NULL, "
     "succeeded INTEGER NOT NULL, path_mtu INTEGER NOT NULL, reverse_path_mtu INTEGER NOT NULL, "
-    "blackhole INTEGER NOT NULL, n INTEGER NOT NULL, first TEXT NOT NULL, last TEXT NOT NULL, "
-    "PRIMARY KEY (day, local_mtu, succeeded, path_mtu, reverse_path_mtu, blackhole)) WITHOUT ROWID",
+    "blackhole INTEGER NOT NULL, unknown INTEGER NOT NULL, n INTEGER NOT NULL, "
+    "first TEXT NOT NULL, last TEXT NOT NULL, "
+    "PRIMARY KEY (day, local_mtu, %s)) WITHOUT ROWID" % _SUMMARY_KEY,
     "CREATE TABLE IF NOT EXISTS pmtu_path_states (path TEXT NOT NULL, succeeded INTEGER NOT NULL, "
     "path_mtu INTEGER NOT NULL, reverse_path_mtu INTEGER NOT NULL, blackhole INTEGER NOT NULL, "
-    "n INTEGER NOT NULL, "
-    "PRIMARY KEY (path, succeeded, path_mtu, reverse_path_mtu, blackhole)) WITHOUT ROWID",
+    "unknown INTEGER NOT NULL, n INTEGER NOT NULL, "
+    "PRIMARY KEY (path, %s)) WITHOUT ROWID" % _SUMMARY_KEY,
     "CREATE TRIGGER IF NOT EXISTS results_pmtu_summary AFTER INSERT ON results "
     "WHEN NEW.test_type = 'pmtu' BEGIN "
-    "INSERT INTO pmtu_days VALUES (NEW.day, IFNULL(NEW.local_mtu, -1), IFNULL(NEW.succeeded, 0), "
-    "IFNULL(NEW.path_mtu, -1), IFNULL(NEW.reverse_path_mtu, -1), %s, 1, NEW.start, NEW.start) "
-    "ON CONFLICT (day, local_mtu, succeeded, path_mtu, reverse_path_mtu, blackhole) DO UPDATE "
+    "INSERT INTO pmtu_days VALUES (NEW.day, IFNULL(NEW.local_mtu, -1), %s, 1, NEW.start, NEW.start) "
+    "ON CONFLICT (day, local_mtu, %s) DO UPDATE "
     "SET n = n + 1, first = MIN(first, excluded.first), last = MAX(last, excluded.last); "
-    "INSERT INTO pmtu_path_states VALUES (NEW.path, IFNULL(NEW.succeeded, 0), "
-    "IFNULL(NEW.path_mtu, -1), IFNULL(NEW.reverse_path_mtu, -1), %s, 1) "
-    "ON CONFLICT (path, succeeded, path_mtu, reverse_path_mtu, blackhole) DO UPDATE SET n = n + 1; "
-    "END" % (path_state.sql_blackhole("NEW."), path_state.sql_blackhole("NEW.")),
+    "INSERT INTO pmtu_path_states VALUES (NEW.path, %s, 1) "
+    "ON CONFLICT (path, %s) DO UPDATE SET n = n + 1; "
+    "END" % (_SUMMARY_NEW, _SUMMARY_KEY, _SUMMARY_NEW, _SUMMARY_KEY),
 )
-# Filling them from the history of a version-1 store (in the same transaction as the trigger).
+# Filling them from what is stored (in the same transaction as the trigger).
+_SUMMARY_ROW = ("IFNULL(succeeded, 0), IFNULL(path_mtu, -1), IFNULL(reverse_path_mtu, -1), %s, %s"
+                % (path_state.sql_blackhole("r."), path_state.sql_unknown("r.")))
 _SUMMARY_FILL = (
-    "INSERT INTO pmtu_days SELECT day, IFNULL(local_mtu, -1), IFNULL(succeeded, 0), "
-    "IFNULL(path_mtu, -1), IFNULL(reverse_path_mtu, -1), %s, COUNT(*), MIN(start), MAX(start) "
-    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6" % path_state.sql_blackhole("r."),
-    "INSERT INTO pmtu_path_states SELECT path, IFNULL(succeeded, 0), IFNULL(path_mtu, -1), "
-    "IFNULL(reverse_path_mtu, -1), %s, COUNT(*) "
-    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5" % path_state.sql_blackhole("r."),
+    "INSERT INTO pmtu_days SELECT day, IFNULL(local_mtu, -1), %s, COUNT(*), MIN(start), MAX(start) "
+    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6, 7" % _SUMMARY_ROW,
+    "INSERT INTO pmtu_path_states SELECT path, %s, COUNT(*) "
+    "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6" % _SUMMARY_ROW,
 )
+# An older layout is dropped first (its rows are counted again from the results).
+_SUMMARY_DROP = ("DROP TRIGGER IF EXISTS results_pmtu_summary", "DROP TABLE IF EXISTS pmtu_days",
+                 "DROP TABLE IF EXISTS pmtu_path_states")
 
 # Version 3: latest_rows (see the module docstring). `latest` is written by upsert: its DO
 # UPDATE fires the update trigger, and only when the new result is the newer one. (Delete,
@@ -136,21 +144,47 @@ LATEST_ROW_COLUMNS = tuple(name for name in COLUMNS if name != "raw")
 _LATEST_ROW_COPY = ("DELETE FROM latest_rows WHERE test_type = NEW.test_type AND path = NEW.path; "
                     "INSERT INTO latest_rows SELECT %s FROM results WHERE id = NEW.id;"
                     % ", ".join(LATEST_ROW_COLUMNS))
-_LATEST_ROWS_DDL = (
-    "CREATE TABLE IF NOT EXISTS latest_rows (%s, PRIMARY KEY (test_type, path)) WITHOUT ROWID"
-    % ", ".join(_column(name) for name in LATEST_ROW_COLUMNS),
+_LATEST_ROW_TRIGGERS = (
     "CREATE TRIGGER IF NOT EXISTS latest_rows_insert AFTER INSERT ON latest BEGIN %s END"
     % _LATEST_ROW_COPY,
     "CREATE TRIGGER IF NOT EXISTS latest_rows_update AFTER UPDATE OF id ON latest BEGIN %s END"
     % _LATEST_ROW_COPY,
 )
+_LATEST_ROWS_DDL = (
+    "CREATE TABLE IF NOT EXISTS latest_rows (%s, PRIMARY KEY (test_type, path)) WITHOUT ROWID"
+    % ", ".join(_column(name) for name in LATEST_ROW_COLUMNS),
+) + _LATEST_ROW_TRIGGERS
 _LATEST_ROWS_FILL = (
     "DELETE FROM latest_rows",
     "INSERT INTO latest_rows SELECT %s FROM latest JOIN results AS r ON r.id = latest.id"
     % ", ".join("r." + name for name in LATEST_ROW_COLUMNS),
 )
-# What each version adds to the one before it, and how it is filled from what is stored.
-_UPGRADES = ((2, _SUMMARY_DDL + _SUMMARY_FILL), (3, _LATEST_ROWS_DDL + _LATEST_ROWS_FILL))
+
+
+def _add_columns(conn):
+    """Version 4: the record fields a store of an earlier version has no column for
+    (blackhole_flows), added to results and latest_rows (whose copy triggers name every
+    column, so they are made again)."""
+    for table, names in (("results", COLUMNS), ("latest_rows", LATEST_ROW_COLUMNS)):
+        have = set(row[1] for row in conn.execute("PRAGMA table_info(%s)" % table))
+        if have:
+            for name in names:
+                if name not in have:
+                    conn.execute("ALTER TABLE %s ADD COLUMN %s" % (table, _column(name)))
+    conn.execute("DROP TRIGGER IF EXISTS latest_rows_insert")
+    conn.execute("DROP TRIGGER IF EXISTS latest_rows_update")
+
+
+# What each version adds to the one before it, and how it is filled from what is stored; a
+# step is SQL text or a function of the connection. Version 2's summaries are made (again)
+# by version 4's step, in version 4's layout (with `unknown`), so a store of version 1 or 2
+# counts its history once; version 4 adds the evidence of partial black holes across runs
+# (jumbo.archive.sqlite.evidence).
+_UPGRADES = (
+    (3, (_add_columns,) + _LATEST_ROWS_DDL + _LATEST_ROWS_FILL),
+    (4, (_add_columns,) + _LATEST_ROW_TRIGGERS + _SUMMARY_DROP + _SUMMARY_DDL + _SUMMARY_FILL
+     + evidence.DDL + evidence.FILL),
+)
 
 
 _INSERT = "INSERT OR IGNORE INTO results (%s) VALUES (%s)" % (
@@ -200,6 +234,11 @@ def row_to_record(row, names):
     return rec
 
 
+def _mark_new(conn):
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executescript(identity.MARKER_DDL)
+
+
 class SQLiteStore(object):
     kind = "sqlite"
 
@@ -210,9 +249,18 @@ class SQLiteStore(object):
         if not os.path.isdir(directory):
             raise PermanentError("SQLite store directory %s does not exist" % directory)
         try:
+            # Only a store of ours is opened; a new one is made whole, then named (identity).
+            if not identity.check_existing(path):
+                identity.create(path, _mark_new)
+                identity.check_existing(path)
             self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
                                         check_same_thread=False)
             self.conn.execute("PRAGMA busy_timeout = %d" % int(timeout * 1000))
+            try:
+                identity.check_marker(self.conn, path, SCHEMA_VERSION)
+            except PermanentError:
+                self.conn.close()
+                raise
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
             if self.conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
@@ -222,6 +270,8 @@ class SQLiteStore(object):
             raise self._classify(err)
         except sqlite3.DatabaseError as err:
             raise PermanentError("SQLite store %s: %s" % (path, err))
+        except OSError as err:
+            raise PermanentError("SQLite store %s: %s" % (path, err.strerror or err))
 
     def _upgrade(self):
         """From the store's version to SCHEMA_VERSION (_UPGRADES: the summary tables, then
@@ -234,8 +284,11 @@ class SQLiteStore(object):
             if version < SCHEMA_VERSION:
                 for target, statements in _UPGRADES:
                     if version < target:
-                        for sql in statements:
-                            self.conn.execute(sql)
+                        for step in statements:
+                            if callable(step):
+                                step(self.conn)
+                            else:
+                                self.conn.execute(step)
                 self.conn.execute("PRAGMA user_version = %d" % SCHEMA_VERSION)
             self.conn.execute("COMMIT")
         except BaseException:

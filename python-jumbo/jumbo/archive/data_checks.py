@@ -1,0 +1,49 @@
+"""The archive data's checks that depend on the node (issue 23): where a SQLite store may
+live (jumbo.core.limits), whether the CA bundle named by `ca-file` can be read, a retry
+policy's waits. Each answers None or the problem as "At /field: ...".
+
+data-is-valid runs on the node that archives, so what it checks here is what the
+`archive` method will find: a task is refused at once instead of failing for hours.
+"""
+
+import ssl
+
+from . import default_url
+from ..core import limits
+from ..core.units import duration_seconds_or_none
+
+SQLITE_PREFIX = "sqlite:///"
+
+
+def sqlite_problem(url):
+    """Why the node's limits refuse a SQLite store at `url` (None: allowed)."""
+    default = default_url()
+    try:
+        problem = limits.sqlite_path_problem(
+            (url or default)[len(SQLITE_PREFIX):],
+            default[len(SQLITE_PREFIX):] if default.startswith(SQLITE_PREFIX) else None)
+    except limits.LimitsError as err:
+        problem = str(err)
+    return "At /_url: %s" % problem if problem else None
+
+
+def ca_file_problem(path):
+    """None if `path` is a readable CA bundle (PEM) for TLS verification."""
+    try:
+        ssl.create_default_context(cafile=path)
+    except FileNotFoundError:
+        return "At /ca-file: %s does not exist on this node" % path
+    except PermissionError:
+        return "At /ca-file: %s cannot be read by the archiver's user" % path
+    except IsADirectoryError:
+        return "At /ca-file: %s is a directory, not a CA bundle file" % path
+    except (ssl.SSLError, OSError, ValueError) as err:
+        return "At /ca-file: %s is not a usable CA bundle (%s)" % (path, err)
+    return None
+
+
+def retry_policy_problem(policy):
+    for index, step in enumerate(policy or ()):
+        if not duration_seconds_or_none(step["wait"]):
+            return "At /retry-policy/%d/wait: must be longer than PT0S" % index
+    return None

@@ -1,0 +1,149 @@
+"""The `jumbo-alarms` command (the events and their format: alarms.py)."""
+
+import datetime
+import json
+import sys
+
+from ..core.units import unix_time
+from . import alarms, cli, model
+from .errors import NoData, ReportError
+from .inputs import parse_date, read_sites
+
+ALARMS_INDEX = "jumbo_alarms"
+
+
+def parser():
+    p = cli.parser()
+    p.prog = "jumbo-alarms"
+    p.description = "MTU events in the WLCG/OSG network alarm service's format (JSON lines)"
+    p.add_argument("--state", required=True, help="state file of the events raised and still holding")
+    p.add_argument("--index", action="store_true",
+                   help="also index new events into the OpenSearch store's %s index" % ALARMS_INDEX)
+    p.add_argument("--min-sites", type=int, default=5,
+                   help="other sites that make a site event instead of pair events (5)")
+    p.add_argument("--hop-min-sites", type=int, default=2,
+                   help="sites whose black holes at one hop make one shared event (2)")
+    p.add_argument("--share-drop", type=float, default=50.0,
+                   help="percent fall of a site's jumbo share against its baseline (50)")
+    p.add_argument("--recent-days", type=float, default=3.0, help="the recent period (3 days)")
+    p.add_argument("--baseline-days", type=float, default=21.0,
+                   help="the baseline period before it (21 days)")
+    p.add_argument("--recent-since", help="start of the recent period (default: --until minus "
+                   "--recent-days)")
+    return p
+
+
+def _iso(epoch):
+    return datetime.datetime.utcfromtimestamp(epoch).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _build(args, since, until, hooks, limit=None):
+    opts = model.Options(target=args.target_mtu, since=since, until=until,
+                         sites=read_sites(args.sites) if args.sites else None,
+                         limit=limit or args.limit, flap=args.flap, extra=hooks)
+    queries = cli.open_queries(args.store, **cli.store_options(args))
+    try:
+        return model.build(queries, opts)
+    finally:
+        queries.close()
+
+
+def _shares(args, base, split, until):
+    """{site: (baseline share, recent share, basis)}; {} when a period holds no results."""
+    out = {}
+    parts = []
+    for since, end in ((base, split), (split, until)):
+        hook = cli.telemetry_hook(args)
+        try:
+            parts.append(_build(args, since, end, [hook] if hook else []))
+        except NoData:
+            return {}
+    b, r = parts
+    if b.get("telemetry") and r.get("telemetry"):
+        bs, rs = b["telemetry"]["sites"], r["telemetry"]["sites"]
+        for site in bs:
+            out[site.upper()] = (bs[site]["used"], rs.get(site, {}).get("used"), "bytes")
+        return out
+    rsites = {s["site"]: s["capable"] for s in r["sites"]}
+    for s in b["sites"]:
+        out[s["site"].upper()] = (s["capable"], rsites.get(s["site"]), "paths")
+    return out
+
+
+def _index(args, new):
+    from ..archive import open_store
+    if not args.store.startswith(("http://", "https://")):
+        raise ReportError("--index needs an OpenSearch store (http(s)://...)")
+    store = open_store(args.store, **cli.store_options(args))
+    try:
+        index = store.name(ALARMS_INDEX)
+        for ev in new:
+            doc = dict(ev, **{"@timestamp": ev["source"]["to"]})
+            status, parsed = store.request("PUT", "/%s/_create/%s" % (index, ev["source"]["alarm_id"]), doc)
+            if status not in (200, 201, 409):
+                raise ReportError("--index: HTTP %d from OpenSearch: %s" % (status, str(parsed)[:300]))
+        store.request("POST", "/%s/_refresh" % index)
+    finally:
+        store.close()
+
+
+def run(argv=None):
+    args = parser().parse_args(argv)
+    for name in ("min_sites", "hop_min_sites"):
+        if getattr(args, name) < 1:
+            raise ReportError("--%s must be at least 1" % name.replace("_", "-"))
+    if not (0 < args.share_drop <= 100 and 0 < args.recent_days and 0 < args.baseline_days):
+        raise ReportError("--share-drop must be in (0, 100], the periods positive")
+    now = unix_time(datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"))
+    until = unix_time(parse_date(args.until, end=True)) if args.until else now
+    split = unix_time(parse_date(args.recent_since)) if args.recent_since else \
+        until - args.recent_days * 86400
+    base = split - args.baseline_days * 86400
+    since = parse_date(args.since) or _iso(base)
+    active = alarms.load_state(args.state)
+    collector = alarms.Collector()
+    hook = cli.telemetry_hook(args)
+    report = _build(args, since, _iso(until), [collector] + ([hook] if hook else []), limit=10 ** 6)
+    shares = _shares(args, _iso(base), _iso(split), _iso(until))
+    current = alarms.events(report, collector, (since, _iso(until)), args.min_sites,
+                            args.hop_min_sites, shares, args.share_drop)
+    new = [ev for _k, ev in current if ev["source"]["alarm_id"] not in active]
+    keep = {}
+    for _k, ev in current:
+        aid = ev["source"]["alarm_id"]
+        keep[aid] = active.get(aid) or {"event": ev["event"], "tags": ev["tags"], "raised": _iso(now)}
+    lines = "".join(json.dumps(ev, sort_keys=False) + "\n" for ev in new)
+    if args.out:
+        with open(args.out, "a", encoding="utf-8") as handle:
+            handle.write(lines)
+    else:
+        sys.stdout.write(lines)
+        sys.stdout.flush()
+    if args.index and new:
+        _index(args, new)
+    alarms.save_state(args.state, keep)
+    cleared = len(set(active) - set(keep))
+    sys.stderr.write("jumbo-alarms: %d new event(s), %d still holding, %d cleared\n"
+                     % (len(new), len(keep) - len(new), cleared))
+    return new
+
+
+def main(argv=None):
+    try:
+        run(argv)
+        return 0
+    except ReportError as err:
+        sys.stderr.write("jumbo-alarms: %s\n" % err)
+        return err.status
+    except KeyboardInterrupt:
+        return 130
+    except OSError as err:
+        sys.stderr.write("jumbo-alarms: %s\n" % err)
+        return 2
+    except Exception as err:  # noqa: BLE001 - never a traceback to the user
+        sys.stderr.write("jumbo-alarms: internal error: %s: %s\n" % (type(err).__name__, err))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

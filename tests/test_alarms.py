@@ -1,0 +1,142 @@
+"""jumbo-alarms on the synthetic mesh (fixtures.synth.Mesh.small, its last day today): the events
+its truth implies, in the alarm service's format, raised once and not again on the same data,
+on both stores; the state file and the thresholds."""
+
+import datetime
+import hashlib
+import json
+import uuid
+
+import pytest
+
+from fixtures import synth
+from jumbo.report import alarms
+from jumbo.report.alarms_cli import main as alarms_main, run as alarms_run
+from jumbo.report.errors import ReportError
+from opensearch_fixture import drop_prefix
+
+DAYS = 14
+START = (datetime.datetime.utcnow() - datetime.timedelta(days=DAYS - 1)).strftime("%Y-%m-%d")
+MESH = synth.Mesh.small(days=DAYS, start=START)
+FIREWALL = MESH.site_ip("SITE-E", 2)
+
+
+def _load(url):
+    from jumbo.archive import open_store
+    store = open_store(url)
+    try:
+        records = list(MESH.records())
+        for i in range(0, len(records), 1000):
+            assert not [o for o in store.put_many(records[i:i + 1000]) if o]
+        if hasattr(store, "refresh"):
+            store.refresh()
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def sqlite_url(tmp_path_factory):
+    url = "sqlite:///" + str(tmp_path_factory.mktemp("alarms") / "jumbo.db")
+    _load(url)
+    return url
+
+
+@pytest.fixture(scope="module")
+def os_url(request):
+    base = request.getfixturevalue("opensearch_url")
+    prefix = "alm%s_" % uuid.uuid4().hex[:8]
+    url = "%s/?prefix=%s" % (base, prefix)
+    _load(url)
+    yield url
+    from jumbo.archive import open_store
+    drop_prefix(open_store(url), prefix)
+
+
+@pytest.fixture(params=["sqlite", "opensearch"])
+def store_url(request):
+    return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "os_url")
+
+
+def _run(store_url, state, out, *extra):
+    assert alarms_main(["--store", store_url, "--state", str(state), "--out", str(out)] + list(extra)) == 0
+    return [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+
+
+def test_events_match_the_truth_once(store_url, tmp_path):
+    state, out = tmp_path / "state.json", tmp_path / "alarms.jsonl"
+    events = _run(store_url, state, out)
+    kinds = sorted((e["event"], tuple(e["tags"])) for e in events)
+    inbound_e = sorted(set(h.site for h in MESH.hosts if h.site not in ("SITE-B", "SITE-E")))
+    # The regressed paths: capable before the regression day, not now (the report's state reads
+    # both directions, so the reverse of the regressed direction regressed too); not flapping.
+    regressed = sorted((a.name, b.name) for a, b in MESH.pairs()
+                       if MESH.capable(a, b, MESH.regress_day - 2) and not MESH.capable(a, b)
+                       and (a.name, b.name) != MESH.special["flap"]
+                       and (b.name, a.name) != MESH.special["flap"])
+    assert len(regressed) == 2
+    assert kinds == [("MTU black hole shared by multiple sites", tuple(sorted(inbound_e + ["SITE-E"])))] + \
+        [("jumbo path regressed", ("SITE-A", "SITE-F"))] * 2, kinds
+    for e in events:
+        assert e["category"] == "Networking" and set(e) == {"category", "subcategory", "event", "body",
+                                                             "tags", "source"}
+        assert len(e["source"]["alarm_id"]) == 56 and e["source"]["from"] and e["source"]["to"]
+    hop = next(e for e in events if e["event"].startswith("MTU black hole"))
+    truth = [(a.name, b.name) for a, b in MESH.pairs() if MESH.truth(a, b)["pmtud"] == "blackhole"
+             and not MESH.truth(a, b)["partial"]]
+    assert hop["subcategory"] == "Network" and hop["source"]["hop_ip"] == FIREWALL
+    assert hop["source"]["num_pairs"] == len(truth) == 16 and hop["source"]["dest_sites"] == ["SITE-E"]
+    assert hop["source"]["alarm_id"] == hashlib.sha224(("hop,%s,ipv4" % FIREWALL).encode()).hexdigest()
+    paths = [e["source"] for e in events if e["event"] == "jumbo path regressed"]
+    assert sorted((p["src_host"], p["dest_host"]) for p in paths) == regressed
+    for p in paths:
+        assert p["from_state"] == "jumbo" and p["to_state"] == "standard"
+        assert p["ipv"] == "ipv4" and p["ipv6"] is False
+    # The same data again: nothing new, the state file unchanged.
+    before = json.loads(state.read_text())
+    assert _run(store_url, state, out) == events
+    assert json.loads(state.read_text()) == before and len(before["active"]) == 3
+
+
+def test_thresholds(sqlite_url, tmp_path):
+    # Five sites share the firewall's black hole: at 6 no shared event, the paths stay unalarmed
+    # (none of them regressed); a site with regressed paths to >= 1 other site is a site event.
+    events = _run(sqlite_url, tmp_path / "s1", tmp_path / "o1", "--hop-min-sites", "6", "--min-sites", "1")
+    assert sorted(e["event"] for e in events) == ["jumbo regressed from/to multiple sites"] * 2
+    assert sorted(e["tags"][0] for e in events) == ["SITE-A", "SITE-F"]
+    assert all(e["source"]["num_paths"] == 2 for e in events)
+
+
+def test_share_events_and_their_threshold():
+    collector = alarms.Collector()
+    report = {"changes": [], "flapping": []}
+    shares = {"SITE-A": (0.8, 0.3, "bytes"), "SITE-B": (0.8, 0.5, "bytes"), "SITE-C": (0.0, 0.0, "paths")}
+    got = alarms.events(report, collector, ("a", "b"), shares=shares)
+    assert [(e["event"], e["tags"], e["source"]["change"]) for _k, e in got] == [
+        ("jumbo share decreased", ["SITE-A"], -62.5)]
+    got = alarms.events(report, collector, ("a", "b"), shares=shares, share_drop=30)
+    assert [e["tags"][0] for _k, e in got] == ["SITE-A", "SITE-B"]
+
+
+def test_state_file_is_checked(sqlite_url, tmp_path):
+    bad = tmp_path / "state.json"
+    bad.write_text("[1, 2]")
+    assert alarms_main(["--store", sqlite_url, "--state", str(bad)]) == 2
+    with pytest.raises(ReportError, match="not a jumbo-alarms state file"):
+        alarms.load_state(str(bad))
+
+
+def test_index_into_opensearch_once(os_url, tmp_path):
+    from jumbo.archive import open_store
+    state = tmp_path / "state.json"
+    new = alarms_run(["--store", os_url, "--state", str(state), "--out", str(tmp_path / "o"), "--index"])
+    assert len(new) == 3
+    store = open_store(os_url)
+    try:
+        status, doc = store.request("GET", "/%s/_count" % store.name("jumbo_alarms"))
+        assert status == 200 and doc["count"] == 3
+        state.unlink()                       # raised again: the same ids, still two documents
+        alarms_run(["--store", os_url, "--state", str(state), "--out", str(tmp_path / "o"), "--index"])
+        status, doc = store.request("GET", "/%s/_count" % store.name("jumbo_alarms"))
+        assert doc["count"] == 3
+    finally:
+        store.close()

@@ -1,0 +1,263 @@
+"""Issue 23 (hardening), the archiver rows: M1 (where SQLite stores live, and what an existing
+file must be), L2 (no login echoed), L3 (ca-file checked at data-is-valid), L4 (a proxy's
+404/408/413 on _bulk loses nothing), L5 (open stores bounded)."""
+
+import http.client
+import http.server
+import json
+import os
+import sqlite3
+import threading
+import uuid
+
+import pytest
+
+from fixtures import samples
+from jumbo.archive import archiver, open_store, store_cache
+from jumbo.archive.sqlite.store import SQLiteStore
+from jumbo.core import limits
+from opensearch_fixture import drop_prefix
+
+
+@pytest.fixture
+def policy(tmp_path, monkeypatch):
+    """The node's limits as in production: stores only under tmp/allowed (no test env)."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    conf = tmp_path / "jumbo-limits.conf"
+    conf.write_text(json.dumps({"sqlite-directories": [str(allowed)]}))
+    monkeypatch.setenv(limits.LIMITS_ENV, str(conf))
+    monkeypatch.delenv(limits.SQLITE_DIRS_ENV, raising=False)
+    monkeypatch.setenv("JUMBO_DEFAULT_STORE", "sqlite:///%s/default.db" % allowed)
+    return allowed
+
+
+def _archive(data, envelope):
+    handler = archiver.Archiver()
+    try:
+        return handler.handle([json.dumps(dict(envelope, data=data)).encode()])[0]
+    finally:
+        handler.close()
+
+
+# -- M1 -------------------------------------------------------------------------------------
+
+def test_sqlite_url_outside_the_allowed_directories_is_refused(policy, tmp_path):
+    outside = tmp_path / "elsewhere.db"
+    answer = archiver.data_is_valid({"_url": "sqlite:///%s" % outside})
+    assert answer["valid"] is False
+    assert answer["error"].startswith("At /_url: SQLite stores may only live under %s" % policy)
+    reply = _archive({"_url": "sqlite:///%s" % outside}, samples.pmtu_envelope(1))
+    assert reply["succeeded"] is False and "retry" not in reply
+    assert not outside.exists()
+    # A symbolic link inside the allowed directory pointing out of it: the target decides.
+    os.symlink(str(tmp_path), str(policy / "escape"))
+    answer = archiver.data_is_valid({"_url": "sqlite:///%s/escape/x.db" % policy})
+    assert answer["valid"] is False and "may only live under" in answer["error"]
+    assert archiver.data_is_valid({"_url": "sqlite:///%s/sub/../ok.db" % policy}) == {
+        "valid": True}
+    assert archiver.data_is_valid({}) == {"valid": True}  # the default store's directory
+
+
+def test_the_environment_adds_directories(policy, tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    url = "sqlite:///%s/s.db" % scratch
+    assert archiver.data_is_valid({"_url": url})["valid"] is False
+    monkeypatch.setenv(limits.SQLITE_DIRS_ENV, "/nonexistent:%s" % scratch)
+    assert archiver.data_is_valid({"_url": url}) == {"valid": True}
+
+
+def test_an_empty_or_foreign_file_never_becomes_a_store(policy):
+    empty = policy / "empty.db"
+    empty.write_bytes(b"")
+    text = policy / "notes.db"
+    text.write_text("not a database\n")
+    other = policy / "other.db"
+    conn = sqlite3.connect(str(other))
+    conn.execute("CREATE TABLE accounts (name TEXT)")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    for path, words in ((empty, "an empty file"), (text, "not an SQLite database"),
+                        (other, "another program")):
+        reply = _archive({"_url": "sqlite:///%s" % path}, samples.pmtu_envelope(2))
+        assert reply["succeeded"] is False and "retry" not in reply, reply
+        assert words in reply["error"]
+    assert empty.read_bytes() == b""
+    assert text.read_text() == "not a database\n"
+    assert other.read_bytes() == before
+    conn = sqlite3.connect(str(other))
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["accounts"]
+    conn.close()
+
+
+def test_a_new_store_is_marked_and_an_old_unmarked_one_is_adopted(policy):
+    url = "sqlite:///%s/new.db" % policy
+    assert _archive({"_url": url}, samples.pmtu_envelope(3)) == {"succeeded": True}
+    conn = sqlite3.connect(str(policy / "new.db"))
+    assert conn.execute("SELECT value FROM jumbo_store WHERE name = 'format'").fetchone() == (
+        "jumbo",)
+    # A store written before the marker existed (version 3, no jumbo_store table).
+    conn.execute("DROP TABLE jumbo_store")
+    conn.commit()
+    conn.close()
+    assert [name for name in os.listdir(str(policy)) if name.startswith(".jumbo-new")] == []
+    store = SQLiteStore(str(policy / "new.db"))
+    assert len(store.latest()) == 1
+    store.close()
+
+
+# -- L2 -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    "https://admin:s3cretpw@archive.example.org:92x0",
+    "htps://admin:s3cretpw@archive.example.org",
+    "sqlite://admin:s3cretpw@archive/x.db",
+    "admin:s3cretpw@archive.example.org",
+    "https://admin:s3cretpw@",
+])
+def test_a_malformed_url_is_never_echoed_with_its_login(url):
+    answer = archiver.data_is_valid({"_url": url})
+    assert answer["valid"] is False and answer["error"].startswith("At /_url:")
+    assert "s3cretpw" not in answer["error"] and "admin" not in answer["error"]
+
+
+# -- L3 -------------------------------------------------------------------------------------
+
+def test_a_missing_or_unusable_ca_file_is_refused_at_validation(tmp_path):
+    missing = tmp_path / "ca.pem"
+    answer = archiver.data_is_valid({"_url": "https://archive.example.org:9200",
+                                     "ca-file": str(missing)})
+    assert answer == {"valid": False,
+                      "error": "At /ca-file: %s does not exist on this node" % missing}
+    missing.write_text("garbage\n")
+    answer = archiver.data_is_valid({"_url": "https://archive.example.org:9200",
+                                     "ca-file": str(missing)})
+    assert answer["valid"] is False and answer["error"].startswith(
+        "At /ca-file: %s is not a usable CA bundle" % missing)
+
+
+# -- L4 -------------------------------------------------------------------------------------
+
+class LimitingProxy(object):
+    """A proxy in front of the real OpenSearch with a body size limit on _bulk (413), or a
+    fixed answer (`status`) for the next `times` _bulk requests."""
+
+    def __init__(self, upstream, max_body):
+        self.upstream = upstream.split("://", 1)[1].rstrip("/")
+        self.max_body = max_body
+        self.status, self.times = None, 0
+        self.bulk_sizes = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _relay(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                if self.path.startswith("/_bulk"):
+                    proxy.bulk_sizes.append(length)
+                    if proxy.times > 0:
+                        proxy.times -= 1
+                        return self._answer(proxy.status, b"<html>proxy says no</html>")
+                    if length > proxy.max_body:
+                        return self._answer(413, b"<html>413 Request Entity Too Large</html>")
+                conn = http.client.HTTPConnection(proxy.upstream, timeout=30)
+                conn.request(self.command, self.path, body=body,
+                             headers={"Content-Type": "application/json"})
+                response = conn.getresponse()
+                self._answer(response.status, response.read())
+                conn.close()
+
+            def _answer(self, status, data):
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _relay
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_proxy_413_splits_the_batch_and_404_408_ask_to_retry(opensearch_url):
+    prefix = "h%s_" % uuid.uuid4().hex[:8]
+    proxy = LimitingProxy(opensearch_url, max_body=6000)
+    store = open_store("%s/?prefix=%s" % (proxy.url, prefix))
+    try:
+        envelopes = [samples.pmtu_envelope(i, dest="ps-413-%d" % i) for i in range(8)]
+        assert store.put_many(envelopes) == [None] * 8
+        assert max(proxy.bulk_sizes) > 6000 and len(proxy.bulk_sizes) > 3
+        store.refresh()
+        assert store.count() == 8
+        data = {"_url": "%s/?prefix=%s" % (proxy.url, prefix)}
+        for status in (404, 408):
+            proxy.status, proxy.times = status, 1
+            envelope = samples.pmtu_envelope(20 + status, dest="ps-%d" % status)
+            reply = _archive(data, envelope)
+            assert reply["succeeded"] is False and reply["retry"] == "PT1M", reply
+            assert ("HTTP %d" % status) in reply["error"]
+            assert _archive(data, envelope) == {"succeeded": True}
+        proxy.max_body = 10
+        reply = _archive(data, samples.pmtu_envelope(40, dest="ps-big"))
+        assert reply["retry"] == "PT1M" and "body size limit" in reply["error"], reply
+    finally:
+        proxy.max_body = 10 ** 9
+        drop_prefix(store, prefix)
+        proxy.close()
+
+
+# -- L5 -------------------------------------------------------------------------------------
+
+def test_open_stores_are_bounded_and_evicted_ones_closed(policy):
+    handler = archiver.Archiver(max_open=3)
+    try:
+        for index in range(10):
+            data = {"_url": "sqlite:///%s/s%d.db" % (policy, index)}
+            reply = handler.handle([json.dumps(dict(samples.pmtu_envelope(index), data=data))
+                                    .encode()])
+            assert reply == [{"succeeded": True}]
+            assert len(handler.stores) <= 3
+        assert len(handler.stores) == 3
+        fds = len(os.listdir("/proc/self/fd"))
+        for index in range(10, 20):
+            data = {"_url": "sqlite:///%s/s%d.db" % (policy, index)}
+            handler.handle([json.dumps(dict(samples.pmtu_envelope(index), data=data)).encode()])
+        assert len(os.listdir("/proc/self/fd")) <= fds + 1
+    finally:
+        handler.close()
+
+
+def test_a_store_in_use_is_closed_only_when_its_records_are_written():
+    closed = []
+
+    class Fake(object):
+        def __init__(self, key):
+            self.key = key
+
+        def close(self):
+            closed.append(self.key)
+
+    cache = store_cache.StoreCache(lambda key, data: Fake(key), limit=1)
+    _, first = cache.get("a", {})
+    cache.acquire(first, 2)
+    cache.get("b", {})
+    assert closed == []
+    cache.release(first, 1)
+    assert closed == []
+    cache.release(first, 1)
+    assert closed == ["a"]
+    cache.get("c", {})
+    assert closed == ["a", "b"]
