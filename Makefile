@@ -4,8 +4,8 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test fuzz test-pscheduler setup lint compat rpm deb bench bench-probe bench-archive \
-	bench-report bench-schedule bench-pscheduler clean
+.PHONY: demo test fuzz test-pscheduler setup lint compat rpm deb bench bench-probe bench-ecmp \
+	bench-archive bench-report bench-schedule bench-pscheduler clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
@@ -50,6 +50,11 @@ bench: bench-probe bench-archive bench-report bench-schedule
 
 bench-probe: setup
 	$(PYTHON) -m bench probe $(BENCH_ARGS)
+
+# Partial (ECMP) black holes: per case, family and mode (echo, UDP, through the dest's
+# reflector) N runs back to back (BENCH_ARGS="--runs 10" for a quicker look; default 50).
+bench-ecmp: setup
+	$(PYTHON) -m bench ecmp $(BENCH_ARGS)
 
 bench-archive: setup
 	$(PYTHON) -m bench archive $(BENCH_ARGS)

@@ -16,6 +16,13 @@ for each bench run; a name like `odd-blackhole-4321` fixes it. `--flows N` runs 
 instead of the spec's default 4 (each further UDP flow needs one answer of the dest's
 rate-limited ICMP budget).
 
+Beside every single-ended run (udp, echo): the bound the dest's ICMP budget sets for it
+(bench/budget.py: the answers the run needed beyond what the burst left, counted on the dest
+with nftables, at the rate its kernel's sysctls give; the tokens follow from the runs before,
+back to back) and the ratio of the run's wall time to that bound; per case the median ratio,
+and at the end per mode and family. A run whose answers fit in the tokens left has bound 0:
+it shows "-" and stays out of the medians.
+
 Anchors, side by side, after jumbocheck's runs (their UDP/ICMP use must not drain its budget):
 tracepath (bounded: -m 8, killed after 20 s), a `ping -M do -s` binary search over
 [min, local MTU] (1 s wait per ping), and upstream fwmtu's method (connected UDP socket,
@@ -177,14 +184,16 @@ def _median(values):
 
 def main(argv):
     from lab import Lab, scenarios
+    from bench.budget import Budget
     opts = _options(argv)
     names = opts["names"] or sorted(scenarios.SCENARIOS) + sorted(scenarios.RANDOM_SCENARIOS)
     load = os.getloadavg()
     print("load average at start: %.2f %.2f %.2f on %d cores" % (load + (os.cpu_count(),)))
-    print("%-26s %-9s %1s %-6s %-26s %-22s %-10s %s" % (
+    print("%-26s %-9s %1s %-6s %-26s %-22s %-10s %-14s %s" % (
         "scenario", "mode", "v", "truth", "wall s per run", "probes per run", "method",
-        "exact per run"))
+        "exact per run", "| dest's answers, budget bound s, wall/bound per run; median"))
     rows = []
+    budgets = set()
     for name in names:
         topology = scenarios.get(name)
         for mode in opts["modes"]:
@@ -200,13 +209,18 @@ def main(argv):
                 for version in opts["versions"]:
                     dest = lab.address("dst", version)
                     walls, probes, exacts, methods = [], [], [], set()
+                    budget = Budget(lab, "dst", "src", version) if mode != "reflector" else None
+                    bounds = []
                     for _ in range(opts["runs"]):
                         if mode == "reflector":
                             run = timed(lab, _library_python(FORWARD) + [
                                 dest, str(port), token, str(opts["flows"] or 4)])
                         else:
-                            run = timed(lab, [JUMBOCHECK, dest, "--json"] + (
-                                ["--flows", str(opts["flows"])] if opts["flows"] else []))
+                            run, answers, _tokens, bound = budget.measure(lambda: timed(
+                                lab, [JUMBOCHECK, dest, "--json"] + (
+                                    ["--flows", str(opts["flows"])] if opts["flows"] else [])))
+                            ratio = (run.get("wall") or 0.0) / bound if bound > 0 else None
+                            bounds.append((answers, bound, ratio))
                         try:
                             result = json.loads(run["out"])
                         except ValueError:
@@ -222,6 +236,7 @@ def main(argv):
                                      "probes": probes[-1], "exact": exact,
                                      "unknown": result.get("pmtud") == "unknown"
                                      or result.get("path-mtu") is None,
+                                     "ratio": bounds[-1][2] if budget else None,
                                      "blackhole": truth["pmtud"] == "blackhole"})
                     line = "%-26s %-9s %1d %-6s %-26s %-22s %-10s %s" % (
                         topology.name, mode, version, truth["path-mtu"],
@@ -229,6 +244,14 @@ def main(argv):
                         " ".join(str(p) for p in probes),
                         ",".join(sorted(str(m) for m in methods)),
                         " ".join("yes" if e else "NO" for e in exacts))
+                    if budget is not None:
+                        ratios = [r for _a, _b, r in bounds if r is not None]
+                        line += " | %s; %s" % (" ".join(
+                            "%d,%.2f,%s" % (a, b, "%.2f" % r if r is not None else "-")
+                            for a, b, r in bounds),
+                            "%.2f" % _median(ratios) if ratios else "-")
+                        budgets.add(budget.describe())
+                        budget.close()
                     if opts["anchors"] and mode == opts["modes"][0]:
                         line += "  || " + anchors(lab, dest, version, truth)
                     print(line)
@@ -250,6 +273,15 @@ def main(argv):
                                             max([r["wall"] for r in holes] or [0]),
                                             _median([r["wall"] for r in part]),
                                             _median([r["probes"] for r in part])))
+    for text in sorted(budgets):
+        print("  " + text)
+    for mode in [m for m in opts["modes"] if m != "reflector"]:
+        for version in opts["versions"]:
+            ratios = [r["ratio"] for r in rows if r["mode"] == mode and r["version"] == version
+                      and r["ratio"] is not None]
+            if ratios:
+                print("  %-9s IPv%d: median wall / budget bound %.2f over %d runs with a bound "
+                      "(max %.2f)" % (mode, version, _median(ratios), len(ratios), max(ratios)))
     load = os.getloadavg()
     print("load average at end: %.2f %.2f %.2f" % load)
     return 1 if wrong else 0

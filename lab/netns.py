@@ -10,10 +10,12 @@ Safety rules kept here, once, for every user of the lab:
 
 import atexit
 import itertools
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 _counter = itertools.count()
@@ -45,7 +47,8 @@ def _on_signal(signum, frame):
 class Lab(object):
     """A running topology. Use as a context manager: `with Lab(topology) as lab: ...`."""
 
-    def __init__(self, topology, ping_group_range=None, offload=False, prefix=None):
+    def __init__(self, topology, ping_group_range=None, offload=False, prefix=None,
+                 hash_seed=None):
         self.topology = topology
         # Unique per process and per lab, so parallel test runs never collide.
         self.prefix = prefix or "jl%d-%d" % (os.getpid(), next(_counter))
@@ -53,6 +56,10 @@ class Lab(object):
         # Segmentation offload on host links (off by default, as on hosts where per-packet
         # cost matters; the throughput tests rely on this).
         self.offload = offload
+        # ECMP hash seed of every node (net.ipv4.fib_multipath_hash_seed, both families,
+        # kernels >= 6.11): fixes which member a port-less flow (ICMP echo) takes. None: the
+        # kernel's random seed per namespace, so that member changes from lab to lab.
+        self.hash_seed = hash_seed
         self.processes = []
         self.created = []
         self.up = False
@@ -65,8 +72,8 @@ class Lab(object):
     def address(self, host, version=4):
         return self.topology.address(host, version)
 
-    def truth(self, source, dest):
-        return self.topology.truth(source, dest)
+    def truth(self, source, dest, version=4):
+        return self.topology.truth(source, dest, version)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -168,6 +175,8 @@ class Lab(object):
             "net.ipv6.fib_multipath_hash_policy": "3",
             "net.ipv6.fib_multipath_hash_fields": "0x0037",
         }
+        if self.hash_seed is not None:
+            settings["net.ipv4.fib_multipath_hash_seed"] = str(self.hash_seed)
         if self.ping_group_range is not None:
             settings["net.ipv4.ping_group_range"] = "%d %d" % tuple(self.ping_group_range)
         for key, value in settings.items():
@@ -281,6 +290,89 @@ class Lab(object):
         proc = subprocess.Popen(self.argv(node, argv, user), start_new_session=True, **kwargs)
         self.processes.append(proc)
         return proc
+
+    def _split(self, source, dest):
+        """The first router splitting source -> dest over several members, and its members."""
+        for path in self.topology.paths(source, dest)[:1]:
+            for node in path[1:-1]:
+                hops = self.topology.next_hops(node, dest)
+                if len(hops) > 1:
+                    return node, hops
+        return None, []
+
+    def ecmp_hits(self, source, dest, version=4, ports=range(40000, 40040), echo=False):
+        """Which ECMP member small packets source -> dest take: {member router: packets}.
+
+        One UDP datagram from each source port in `ports` (to port 33434), or with `echo` one
+        ICMP echo request (echo carries no ports: with hash policy 3 every echo of a host
+        pair takes one member); see ecmp_members."""
+        if echo:
+            counted = self._count_members(source, dest, version, [None], None)
+        else:
+            counted = self._count_members(source, dest, version, list(ports), 33434)
+        hits = {}
+        for (_port, member), packets in counted.items():
+            hits[member] = hits.get(member, 0) + packets
+        return hits
+
+    def ecmp_members(self, source, dest, version, ports, dport):
+        """{source port: member router} of UDP flows source:port -> dest:dport (one datagram
+        each, counted and dropped at the splitting router, so the dest never answers them
+        and its ICMP budget is left alone); ports whose datagram was lost are missing."""
+        counted = self._count_members(source, dest, version, list(ports), dport)
+        return dict((port, member) for (port, member), packets in counted.items() if packets)
+
+    def _count_members(self, source, dest, version, ports, dport):
+        """nftables counters on the splitting router, one per (source port, member); the
+        datagrams (or the one echo request, ports [None]) are sent as root and dropped there.
+        The counters are removed again."""
+        router, hops = self._split(source, dest)
+        if router is None:
+            return {}
+        echo = ports == [None]
+        rules = ["add table inet spread",
+                 "add chain inet spread hits { type filter hook forward priority -10; }"]
+        for hop in hops:
+            ifname = self.topology.interface_name(self.topology.link_between(router, hop), router)
+            for port in ports:
+                if echo:
+                    match = "icmp type echo-request" if version == 4 else \
+                        "icmpv6 type echo-request"
+                else:
+                    match = "udp sport %d udp dport %d" % (port, dport)
+                rules.append('add rule inet spread hits oifname "%s" %s counter drop '
+                             'comment "%s %s"' % (ifname, match, port, hop))
+        self.run(router, ["nft", "-f", "-"], input_text="\n".join(rules) + "\n")
+        try:
+            target = self.address(dest, version)
+            if echo:
+                self.run(source, ["ping", "-%d" % version, "-n", "-c", "1", "-W", "0.2",
+                                  target], check=False)
+            else:
+                script = ("import socket, sys\n"
+                          "for port in sys.argv[3:]:\n"
+                          "    s = socket.socket(socket.AF_INET6 if ':' in sys.argv[1] else "
+                          "socket.AF_INET, socket.SOCK_DGRAM)\n"
+                          "    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                          "    s.bind(('', int(port)))\n"
+                          "    s.sendto(b'x', (sys.argv[1], int(sys.argv[2])))\n"
+                          "    s.close()\n")
+                self.run(source, [sys.executable, "-c", script, target, str(dport)]
+                         + [str(p) for p in ports])
+            listing = self.run(router, ["nft", "-j", "list", "table", "inet", "spread"]).stdout
+        finally:
+            self.run(router, ["nft", "delete", "table", "inet", "spread"], check=False)
+        counted = {}
+        for item in json.loads(listing).get("nftables", []):
+            rule = item.get("rule")
+            if not rule:
+                continue
+            port, member = rule.get("comment").split(" ")
+            for expr in rule.get("expr", []):
+                if "counter" in expr:
+                    key = (None if port == "None" else int(port), member)
+                    counted[key] = expr["counter"]["packets"]
+        return counted
 
     def wait_for(self, predicate, timeout=10.0, interval=0.05):
         deadline = time.monotonic() + timeout

@@ -99,6 +99,45 @@ def ecmp_partial_blackhole():
                     description="two equal-cost members, one through an 8950 link that drops PTB")
 
 
+def _ecmp(name, members, description, loss_percent=0):
+    """src - r1 ={members}= rN - dst, hosts and every other link at 9000.
+
+    `members`: one (MTU, drop_ptb) per equal-cost member; member i is the router r(i+2)
+    joined to r1 at 9000 and to the far router at MTU (its router dropping PTBs when
+    drop_ptb: a black hole at TTL 2 on that member alone). `loss_percent`: random loss at
+    r1, on everything it forwards and sends, each way (nftables numgen, unseedable)."""
+    routers = ["r%d" % (i + 2) for i in range(len(members))]
+    far = "r%d" % (len(members) + 2)
+    nodes = [Node("src"), Node("r1", router=True, loss_percent=loss_percent)]
+    nodes += [Node(r, router=True, drop_ptb=drop) for r, (_mtu, drop) in zip(routers, members)]
+    nodes += [Node(far, router=True), Node("dst")]
+    links = [("src", "r1", 9000)]
+    links += [("r1", r, 9000) for r in routers]
+    links += [(r, far, mtu) for r, (mtu, _drop) in zip(routers, members)]
+    links += [(far, "dst", 9000)]
+    return Topology(name, nodes, links, description=description)
+
+
+def ecmp4_overlay_blackhole(loss_percent=0):
+    """Four equal-cost fabric members, one an 8950 overlay (VXLAN-like) whose router drops
+    PTBs: a hole on a quarter of the flows (the CERN EOS case)."""
+    name = "ecmp4-overlay-blackhole" + ("-lossy" if loss_percent else "")
+    return _ecmp(name, [(9000, False), (9000, False), (9000, False), (8950, True)],
+                 "4 ECMP members, one an 8950 overlay link whose router drops PTB%s"
+                 % (", %d%% random loss each way at r1" % loss_percent if loss_percent else ""),
+                 loss_percent=loss_percent)
+
+
+def ecmp4_overlay_blackhole_lossy(percent=2):
+    return ecmp4_overlay_blackhole(loss_percent=percent)
+
+
+def ecmp2_1500_blackhole():
+    """Two equal-cost members, one through a 1500 link whose router drops PTBs."""
+    return _ecmp("ecmp2-1500-blackhole", [(9000, False), (1500, True)],
+                 "2 ECMP members, one through a 1500 link whose router drops PTB")
+
+
 def asymmetric():
     """Forward src->dst through r1 (9000); reverse through r2 with a 1500 link, PTB sent."""
     nodes = [Node("src"), Node("r1", router=True), Node("r2", router=True), Node("dst")]
@@ -158,6 +197,14 @@ SCENARIOS = {
     "asymmetric": asymmetric,
 }
 
+# The ECMP benchmark's cases (bench/ecmp.py): a hole on a share of the members that a run of
+# few flows misses by chance, so they stay out of SCENARIOS, whose every run must be exact.
+ECMP_SCENARIOS = {
+    "ecmp4-overlay-blackhole": ecmp4_overlay_blackhole,
+    "ecmp4-overlay-blackhole-lossy": ecmp4_overlay_blackhole_lossy,
+    "ecmp2-1500-blackhole": ecmp2_1500_blackhole,
+}
+
 
 def get(name):
     """A scenario by name; `odd-blackhole` / `odd-ptb` draw their size, `odd-ptb-4321` fixes it."""
@@ -166,8 +213,10 @@ def get(name):
         return RANDOM_SCENARIOS[base](int(size))
     if name in RANDOM_SCENARIOS:
         return RANDOM_SCENARIOS[name]()
+    if name in ECMP_SCENARIOS:
+        return ECMP_SCENARIOS[name]()
     try:
         return SCENARIOS[name]()
     except KeyError:
-        known = sorted(SCENARIOS) + sorted(RANDOM_SCENARIOS)
+        known = sorted(SCENARIOS) + sorted(ECMP_SCENARIOS) + sorted(RANDOM_SCENARIOS)
         raise KeyError("unknown scenario %r (known: %s)" % (name, ", ".join(known)))

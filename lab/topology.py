@@ -144,13 +144,16 @@ class Topology(object):
 
     # -- ground truth -------------------------------------------------------------------------
 
-    def path_truth(self, path):
-        """Truth for one forwarding path: its MTU, PMTUD health, and where big packets vanish."""
+    def path_truth(self, path, version=4):
+        """Truth for one forwarding path: its MTU, PMTUD health, and where big packets vanish
+        (`blackhole-ip`: the hole router's address, in `version`, on the link the probes
+        reach it by: where its time-exceeded messages come from)."""
         mtus = [self.link_between(a, b).mtu for a, b in zip(path, path[1:])]
         path_mtu = min(mtus)
         first_mtu = mtus[0]
         truth = {"path-mtu": path_mtu, "pmtud": "not-needed" if path_mtu >= first_mtu else "ok",
-                 "blackhole-ttl": None, "blackhole-router": None, "hop-mtus": mtus}
+                 "blackhole-ttl": None, "blackhole-router": None, "blackhole-ip": None,
+                 "hop-mtus": mtus, "path": list(path)}
         # Walk the path: every router whose next link is narrower than what reaches it must
         # report it; a router that drops PTBs at that point is the black hole.
         current = first_mtu
@@ -160,13 +163,20 @@ class Topology(object):
                     truth["pmtud"] = "blackhole"
                     truth["blackhole-ttl"] = ttl
                     truth["blackhole-router"] = node
+                    truth["blackhole-ip"] = self.link_address(
+                        self.link_between(path[ttl - 1], node), node, version).compressed
                     break
                 current = mtu
         return truth
 
-    def truth(self, source, dest):
-        """Ground truth for the directed pair source -> dest, over all its ECMP members."""
-        members = [self.path_truth(p) for p in self.paths(source, dest)]
+    def truth(self, source, dest, version=4):
+        """Ground truth for the directed pair source -> dest, over all its ECMP members.
+
+        `members`: one path_truth per member; `bad-share`: the share of members whose big
+        packets vanish (a flow hashing independently misses them with probability
+        (1 - bad-share) per flow); `blackhole-ttl` / `blackhole-ip`: where they vanish, when
+        every black-holed member agrees (else None)."""
+        members = [self.path_truth(p, version) for p in self.paths(source, dest)]
         if not members:
             raise ValueError("no path from %s to %s" % (source, dest))
         verdicts = {m["pmtud"] for m in members}
@@ -176,13 +186,18 @@ class Topology(object):
             pmtud = "ok"
         else:
             pmtud = "not-needed"
+        holes = [m for m in members if m["pmtud"] == "blackhole"]
+        where = {(m["blackhole-ttl"], m["blackhole-ip"]) for m in holes}
+        ttl, ip = where.pop() if len(where) == 1 else (None, None)
         return {
-            "source": source, "dest": dest,
+            "source": source, "dest": dest, "ip-version": version,
             "path-mtu": min(m["path-mtu"] for m in members),
             "local-mtu": self.local_mtu(source),
             "pmtud": pmtud,
             "partial": len({(m["path-mtu"], m["pmtud"]) for m in members}) > 1,
             "members": members,
+            "bad-share": len(holes) / float(len(members)),
+            "blackhole-ttl": ttl, "blackhole-ip": ip,
             "loss": any(self.nodes[n].loss_percent for p in self.paths(source, dest) for n in p),
             "echo-filtered": any(self.nodes[n].drop_echo for p in self.paths(source, dest) for n in p),
         }
