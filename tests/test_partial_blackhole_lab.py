@@ -86,3 +86,20 @@ def test_single_ended_udp_measures_whole_flows_or_says_it_did_not(lab_factory):
         else:
             assert (result["path-mtu"], result["pmtud"]) == (9000, "not-needed"), result
             assert set(f["path-mtu"] for f in result["flows"]) == {9000}
+
+
+@needs_lab
+def test_the_final_status_crosses_a_1500_member_over_ipv6(lab_factory):
+    """p1's STATUS answer (its report) went back as large as p0's request, unfragmented: over
+    IPv6, on a path with a 1500 member, it was lost in 28 of 50 runs (bench-ecmp), the lead
+    waited for it and p1 served to its slot's end. It now fits IPv6's minimum MTU."""
+    lab = lab_factory("ecmp2-1500-blackhole")
+    places = [{"lab": lab, "node": "src", "user": USER}, {"lab": lab, "node": "dst", "user": USER}]
+    spec = {"schema": 1, "dest": lab.address("dst", 6), "flows": 40, "reflector": True}
+    for _ in range(3):
+        outcome = harness.run_tool_participants("jumbocheck", spec, places, start_in=0.5)
+        result = outcome.merged
+        assert result["succeeded"] and result["method"] == "reflector", result
+        assert "did not answer the final STATUS" not in (result.get("diags") or ""), result
+        # p1 ended when p0 said it was done, not at its slot's end.
+        assert outcome.runs[1].elapsed < outcome.duration - 2, outcome.runs[1].elapsed

@@ -85,6 +85,7 @@ BURST_PACKETS = 400.0
 RATE_BYTES = 16000000.0   # reply bytes per second
 BURST_BYTES = 4000000.0
 
+STATUS_ROOM = 1280 - 40 - 8  # UDP payload of a STATUS answer: fits IPv6's minimum MTU
 STATUS_GRACE = 1.0        # the reflector answers STATUS retries this long after the first
 
 
@@ -386,7 +387,10 @@ class Reflector(object):
         elif kind == HELLO:
             reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce)
         elif kind == STATUS:
-            reply = self._status_reply(seq, nonce, received - overhead, body)
+            # The report goes back whole (DF, never fragmented, like every reply): at most
+            # what the smallest IPv6 path carries, so it crosses a 1500 (or 1280) member of
+            # the reverse path however large p0's request was (p0 fragments its own).
+            reply = self._status_reply(seq, nonce, min(received - overhead, STATUS_ROOM), body)
             if self.done_at is None:
                 self.done_at = time.monotonic()
             self.done.set()
