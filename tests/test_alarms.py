@@ -5,7 +5,6 @@ on both stores; the state file and the thresholds."""
 import datetime
 import hashlib
 import json
-import uuid
 
 import pytest
 
@@ -13,7 +12,7 @@ from fixtures import synth
 from jumbo.report import alarms
 from jumbo.report.alarms_cli import main as alarms_main, run as alarms_run
 from jumbo.report.errors import ReportError
-from opensearch_fixture import drop_prefix
+import store_fixtures
 
 DAYS = 14
 START = (datetime.datetime.utcnow() - datetime.timedelta(days=DAYS - 1)).strftime("%Y-%m-%d")
@@ -21,40 +20,7 @@ MESH = synth.Mesh.small(days=DAYS, start=START)
 FIREWALL = MESH.site_ip("SITE-E", 2)
 
 
-def _load(url):
-    from jumbo.archive import open_store
-    store = open_store(url)
-    try:
-        records = list(MESH.records())
-        for i in range(0, len(records), 1000):
-            assert not [o for o in store.put_many(records[i:i + 1000]) if o]
-        if hasattr(store, "refresh"):
-            store.refresh()
-    finally:
-        store.close()
-
-
-@pytest.fixture(scope="module")
-def sqlite_url(tmp_path_factory):
-    url = "sqlite:///" + str(tmp_path_factory.mktemp("alarms") / "jumbo.db")
-    _load(url)
-    return url
-
-
-@pytest.fixture(scope="module")
-def os_url(request):
-    base = request.getfixturevalue("opensearch_url")
-    prefix = "alm%s_" % uuid.uuid4().hex[:8]
-    url = "%s/?prefix=%s" % (base, prefix)
-    _load(url)
-    yield url
-    from jumbo.archive import open_store
-    drop_prefix(open_store(url), prefix)
-
-
-@pytest.fixture(params=["sqlite", "opensearch"])
-def store_url(request):
-    return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "os_url")
+sqlite_url, os_url, store_url = store_fixtures.both_stores(MESH.records, "alm")
 
 
 def _run(store_url, state, out, *extra):

@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -26,7 +25,7 @@ from fixtures import synth
 from jumbo.report.cli import main as cli_main
 from jumbo.report.prometheus import Prometheus
 from jumbo.report.errors import ReportError
-from opensearch_fixture import drop_prefix
+import store_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "python-jumbo")]))
@@ -129,40 +128,7 @@ def prom():
         exporter.close()
 
 
-def _load(url):
-    from jumbo.archive import open_store
-    store = open_store(url)
-    try:
-        records = list(MESH.records())
-        for i in range(0, len(records), 1000):
-            assert not [o for o in store.put_many(records[i:i + 1000]) if o]
-        if hasattr(store, "refresh"):
-            store.refresh()
-    finally:
-        store.close()
-
-
-@pytest.fixture(scope="module")
-def sqlite_url(tmp_path_factory):
-    url = "sqlite:///" + str(tmp_path_factory.mktemp("tel") / "jumbo.db")
-    _load(url)
-    return url
-
-
-@pytest.fixture(scope="module")
-def os_url(request):
-    base = request.getfixturevalue("opensearch_url")
-    prefix = "tel%s_" % uuid.uuid4().hex[:8]
-    url = "%s/?prefix=%s" % (base, prefix)
-    _load(url)
-    yield url
-    from jumbo.archive import open_store
-    drop_prefix(open_store(url), prefix)
-
-
-@pytest.fixture(params=["sqlite", "opensearch"])
-def store_url(request):
-    return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "os_url")
+sqlite_url, os_url, store_url = store_fixtures.both_stores(MESH.records, "tel")
 
 
 def report(store_url, prom, tmp_path, *extra, fmt="json"):
