@@ -6,7 +6,7 @@ import sys
 
 from ..core.units import unix_time
 from . import alarms, cli, model
-from .errors import NoData, ReportError
+from .errors import NoData, ReportError, exit_status
 from .inputs import parse_date, read_sites
 
 ALARMS_INDEX = "jumbo_alarms"
@@ -129,20 +129,7 @@ def run(argv=None):
 
 
 def main(argv=None):
-    try:
-        run(argv)
-        return 0
-    except ReportError as err:
-        sys.stderr.write("jumbo-alarms: %s\n" % err)
-        return err.status
-    except KeyboardInterrupt:
-        return 130
-    except OSError as err:
-        sys.stderr.write("jumbo-alarms: %s\n" % err)
-        return 2
-    except Exception as err:  # noqa: BLE001 - never a traceback to the user
-        sys.stderr.write("jumbo-alarms: internal error: %s: %s\n" % (type(err).__name__, err))
-        return 1
+    return exit_status("jumbo-alarms", lambda: run(argv))
 
 
 if __name__ == "__main__":

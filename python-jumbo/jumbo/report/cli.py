@@ -18,7 +18,7 @@ import sys
 
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
-from .errors import ReportError
+from .errors import ReportError, exit_status
 from .inputs import parse_date, read_sites, read_volumes
 from .safe_output import write_atomic
 from ..archive import credentials
@@ -167,28 +167,14 @@ def run(argv=None):
 
 
 def main(argv=None):
-    try:
+    def step():
         _report, text, out = run(argv)
         if out:
             write_atomic(out, text)
         else:
             sys.stdout.write(text)
             sys.stdout.flush()
-        return 0
-    except ReportError as err:
-        sys.stderr.write("jumbo-report: %s\n" % err)
-        return err.status
-    except KeyboardInterrupt:
-        sys.stderr.write("jumbo-report: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return 0
-    except OSError as err:
-        sys.stderr.write("jumbo-report: %s\n" % err)
-        return 2
-    except Exception as err:  # noqa: BLE001 - never a traceback to the user
-        sys.stderr.write("jumbo-report: internal error: %s: %s\n" % (type(err).__name__, err))
-        return 1
+    return exit_status("jumbo-report", step)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""The one exception the report raises for anything the user can fix."""
+"""The one exception the report raises for anything the user can fix, and how a command
+turns it (and everything else) into a message and an exit status."""
+
+import sys
 
 
 class ReportError(Exception):
@@ -17,3 +20,26 @@ class StoreDown(ReportError):
 class NoData(ReportError):
     def __init__(self, message):
         super().__init__(message, status=4)
+
+
+def exit_status(name, step):
+    """Run `step()` for the command `name`: 0, or the message on stderr and the status of a
+    ReportError (2 usage / 3 store down / 4 no data), 130 on Ctrl-C, 0 on a closed pipe, 2
+    on an OS error, 1 on anything else (never a traceback to the user)."""
+    try:
+        step()
+        return 0
+    except ReportError as err:
+        sys.stderr.write("%s: %s\n" % (name, err))
+        return err.status
+    except KeyboardInterrupt:
+        sys.stderr.write("%s: interrupted\n" % name)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except OSError as err:
+        sys.stderr.write("%s: %s\n" % (name, err))
+        return 2
+    except Exception as err:  # noqa: BLE001 - never a traceback to the user
+        sys.stderr.write("%s: internal error: %s: %s\n" % (name, type(err).__name__, err))
+        return 1
