@@ -218,8 +218,11 @@ def test_ipv6_reverse_hops_exact_and_archived_with_ipv6_addresses(nodes, tasks, 
     rec = stored(sqlite_url, urls[0])
     assert (rec["path_mtu"], rec["blackhole_ip"], rec["ip_version"]) == (PATH_MTU, HOP1_6, 6)
     assert rec["dest_ip"] == DEST6
-    # was the lead's IPv4 address (the record's fallback to the participant)
-    assert rec["source_ip"] in (None, ADDR6["a"]), rec["source_ip"]
+    # No --source: the lead's name is its IPv4 address; the run measured from its IPv6 one,
+    # which the result names (source-ip) and the record keeps (issue 23, R1: it was the IPv4
+    # name with source_ip NULL, so the report mixed families).
+    assert (rec["source"], rec["source_ip"]) == (ADDR6["a"], ADDR6["a"]), rec
+    assert result["source-ip"] == ADDR6["a"], result
 
 
 def test_a_dest_that_never_answers_fails_cleanly_and_is_archived(nodes, tasks, sqlite_url):

@@ -574,7 +574,11 @@ class Engine(object):
         a black hole passed in a full scan) or meets a silent hop starts the next window
         there; otherwise the next window starts after this one. Each scan stops itself
         within SCAN_SECONDS."""
-        hops, blackhole, ptb_found, last_ip = [], None, None, None
+        hops, blackhole, ptb_found = [], None, None
+        # The last hop the big probe reached: the black hole is past it. (Not simply the hop
+        # before the first silent one: a router that rate-limits its time-exceeded answers
+        # can stay silent in between, and the hole would move a hop late.)
+        last_big = (0, None)
         vanished = {}  # ttl -> rounds where the big probe alone went unanswered there
         current = big
         deadline = min(self.deadline, time.monotonic() + SCAN_SECONDS)
@@ -609,6 +613,7 @@ class Engine(object):
                            "mtu": current if (full or current >= self.local_max) else None,
                            "rtt": iso_duration(b.event.when - b.sent)}
                     reached = b.outcome == tp.ARRIVED
+                    last_big = (t, b.event.source)
                 elif b.outcome == tp.TOO_BIG:
                     if useful_ptb(b.event.mtu, current, self.version):
                         ptb_found = b.event.mtu
@@ -626,7 +631,7 @@ class Engine(object):
                     next_ttl, pace, confirm = t, False, True
                 elif s is not b and s.outcome in (tp.TTL, tp.ARRIVED):
                     if blackhole is None:
-                        blackhole = {"ttl": t - 1, "ip": last_ip, "size": current}
+                        blackhole = {"ttl": last_big[0], "ip": last_big[1], "size": current}
                     if not full:
                         return hops, blackhole, ptb_found
                     # The largest size known to pass this stage (answered further along).
@@ -649,7 +654,6 @@ class Engine(object):
                         next_ttl, pace = t, True
                 if hop is not None:
                     hops.append(hop)
-                    last_ip = hop["ip"] or last_ip
                     if reached or hop["ip"] == self.dest_ip:
                         return hops, blackhole, ptb_found
                     if changed:
