@@ -105,9 +105,13 @@ def scan_count(spec):
 def _answers_needed(search):
     """The dest's answers a rate-limited flow still needs, as its search stands: the votes
     its boundary lacks (each ordered silence is one round with an answered companion), at
-    least one; ANSWERS_PER_FLOW for a flow nothing has answered yet."""
+    least one. For a flow nothing has answered yet (its first round met a spent budget):
+    ANSWERS_PER_FLOW where the run saw loss or a black hole, else 2 (its answer, and one
+    companion should its size turn out to vanish)."""
     if search.lo is None:
-        return ANSWERS_PER_FLOW
+        if search.losses + search.losses_elsewhere or search.holes_elsewhere:
+            return ANSWERS_PER_FLOW
+        return 2
     return max(1, search.need() - search.votes.get(search.hi, 0))
 
 
