@@ -60,7 +60,12 @@ LOSS_PERCENT = 2
 # sockets (net.ipv4.ping_group_range "0 2147483647", EL9's default) and those that let
 # nobody (Debian's default "1 0"). It is a per-namespace setting, so the demo has both.
 ECHO_SITES = ("cern", "nikhef", "tokyo")
-PING_GROUP_RANGE = {True: "0 2147483647", False: "1 0"}
+ALL_GROUPS, NO_GROUP = (0, 2147483647), (1, 0)
+
+
+def ping_group_ranges():
+    """{site: net.ipv4.ping_group_range} for lab.Lab: both kinds of node."""
+    return dict((site, ALL_GROUPS if site in ECHO_SITES else NO_GROUP) for site in SITES)
 
 TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "psconfig", "lhcone-jumbo-mesh.json")

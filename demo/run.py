@@ -142,17 +142,13 @@ class Demo(object):
 
         from lab import Lab
         self.stage(1, "Building the lab mesh (%d namespaces)" % len(self.topology.nodes))
-        with Lab(self.topology) as lab:
+        with Lab(self.topology, ping_group_range=mesh.ping_group_ranges()) as lab:
             self.lab = lab
             self.say("   sites (host names resolve inside the lab):")
             for line in mesh.describe(self.topology):
                 self.say(" " + line if line else "")
             self.say("   built in %.1fs, namespaces prefixed %s-" % (
                 time.monotonic() - self.t0, lab.prefix))
-            for site in mesh.SITES:
-                allow = site in mesh.ECHO_SITES
-                lab.run(site, ["sysctl", "-qw", "net.ipv4.ping_group_range=%s"
-                               % mesh.PING_GROUP_RANGE[allow]])
             self.say("   ICMP echo sockets for every user (ping_group_range) on %s; on %s "
                      "only UDP probes (Debian's default)" % (
                          ", ".join(mesh.ECHO_SITES),
@@ -192,10 +188,10 @@ class Demo(object):
                 [("cern", "tokyo"), ("cern", "nikhef"), ("tokyo", "cern")]
             throughput_pairs = set(p for p in wanted if p in pairs)
         tasks = []
+        # The shipped template's own pmtu spec (through the dest's reflector, its flows).
+        template = mesh.template_pmtu_spec(self.args.ip_version)
         for number, (source, dest) in enumerate(pairs, start=1):
-            # The shipped template's own pmtu spec (through the dest's reflector, its flows).
-            spec = dict(mesh.template_pmtu_spec(self.args.ip_version), schema=1,
-                        source=source, dest=dest)
+            spec = dict(template, schema=1, source=source, dest=dest)
             if self.args.flows is not None:
                 spec["flows"] = self.args.flows
             if self.args.ip_version == 6:

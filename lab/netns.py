@@ -52,6 +52,7 @@ class Lab(object):
         self.topology = topology
         # Unique per process and per lab, so parallel test runs never collide.
         self.prefix = prefix or "jl%d-%d" % (os.getpid(), next(_counter))
+        # (low, high) for every node, or {node name: (low, high)}; None keeps the default.
         self.ping_group_range = ping_group_range
         # Segmentation offload on host links (off by default, as on hosts where per-packet
         # cost matters; the throughput tests rely on this).
@@ -177,8 +178,11 @@ class Lab(object):
         }
         if self.hash_seed is not None:
             settings["net.ipv4.fib_multipath_hash_seed"] = str(self.hash_seed)
-        if self.ping_group_range is not None:
-            settings["net.ipv4.ping_group_range"] = "%d %d" % tuple(self.ping_group_range)
+        groups = self.ping_group_range
+        if isinstance(groups, dict):
+            groups = groups.get(node.name)  # per node: both kinds of host in one lab
+        if groups is not None:
+            settings["net.ipv4.ping_group_range"] = "%d %d" % tuple(groups)
         for key, value in settings.items():
             self.run(node.name, ["sysctl", "-qw", "%s=%s" % (key, value)], check=False)
 

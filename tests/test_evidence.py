@@ -15,14 +15,12 @@ A store holds 24 hourly runs of a few paths, each run probing 4 flows:
 import itertools
 import random
 import sqlite3
-import uuid
 
-import pytest
 
 from jumbo.archive import open_store, path_state
 from jumbo.report import build_report as build
 from jumbo.report.render import to_csv, to_text
-from opensearch_fixture import drop_prefix
+import store_fixtures
 
 TARGET = 9000
 HOP = {"blackhole_ttl": 3, "blackhole_ip": "198.18.0.9", "blackhole_size": 9000}
@@ -53,36 +51,7 @@ def records():
     return out
 
 
-def _load(url, recs):
-    store = open_store(url)
-    try:
-        assert store.put_many(recs) == [None] * len(recs)
-        if hasattr(store, "refresh"):
-            store.refresh()
-    finally:
-        store.close()
-
-
-@pytest.fixture(scope="module")
-def sqlite_url(tmp_path_factory):
-    url = "sqlite:///%s" % (tmp_path_factory.mktemp("evidence") / "e.db")
-    _load(url, records())
-    return url
-
-
-@pytest.fixture(scope="module")
-def os_url(request):
-    base = request.getfixturevalue("opensearch_url")
-    prefix = "evid%s_" % uuid.uuid4().hex[:8]
-    url = "%s/?prefix=%s" % (base, prefix)
-    _load(url, records())
-    yield url
-    drop_prefix(open_store(url), prefix)
-
-
-@pytest.fixture(params=["sqlite", "opensearch"])
-def store_url(request):
-    return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "os_url")
+sqlite_url, os_url, store_url = store_fixtures.both_stores(records, "evid")
 
 
 def _holes(report):
@@ -165,7 +134,7 @@ def test_sqlite_evidence_is_the_same_whatever_the_order_of_arrival(tmp_path):
     for name, batches in (("ordered", [records()]), ("shuffled", [recs[i:i + 7] for i in range(0, len(recs), 7)])):
         url = "sqlite:///%s" % (tmp_path / ("%s.db" % name))
         for batch in batches:
-            _load(url, batch)
+            store_fixtures.load(url, batch)
         db = sqlite3.connect(str(tmp_path / ("%s.db" % name)))
         tables.append([sorted(db.execute("SELECT * FROM %s" % t)) for t in
                        ("pmtu_evidence", "pmtu_evidence_clean")])

@@ -80,6 +80,14 @@ SPEC_V1 = {
 }
 
 SPEC_VERSIONS = {1: SPEC_V1}
+
+
+def needs_dest_participant(spec):
+    """True when the dest node must run the tool too: the reverse path, forward probes
+    through its reflector, or the throughput legs of a jumbo-throughput run's internal spec.
+    One rule for the participants, the slot and the probe engine's time bound."""
+    return bool(spec.get("reverse")) or bool(spec.get("reflector")) \
+        or spec.get("throughput") is not None
 MAX_SPEC_SCHEMA = max(SPEC_VERSIONS)
 
 # The paired 1500/9000 throughput left the pmtu spec (pmtu is a `background` test; bulk

@@ -11,6 +11,7 @@ import time
 
 from ..core.mtu import MAX_IP_PACKET, MIN_MTU, is_jumbo
 from ..core.resolve import ResolveError, resolve, source_address
+from ..core.schema import needs_dest_participant
 from ..core.units import duration_seconds
 from . import transport as tp
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
@@ -85,9 +86,7 @@ def max_duration(spec):
     flows = max(1, int(spec["flows"]))
     # The dest participant runs the reflector when the spec asks for it (the runner then
     # probes through it; without an answer the engine falls back within the same bound).
-    two = bool(spec.get("reverse") or spec.get("reflector")) \
-        or spec.get("throughput") is not None
-    if two:
+    if needs_dest_participant(spec):
         search = HELLO_SECONDS + REFLECTOR_SEARCH_SECONDS
         verify = min(FLOW_SECONDS_REFLECTOR * (flows - 1),
                      VERIFY_ROUNDS * WAIT_RTTS * WORST_RTT) + FLOW_SEND_SECONDS * (flows - 1)
@@ -461,7 +460,7 @@ class Engine(object):
         runs out of time has whole flows and flows never started, not many half-measured
         ones. A flow not started yet starts only when the answers left before the search
         deadline (budget now + refill) cover what the started ones still need and its own
-        (ANSWERS_PER_FLOW); otherwise it is not measured, and the result says so."""
+        (_answers_needed); otherwise it is not measured, and the result says so."""
         started = [f for f in limited if id(f) in self.served]
         waiting = [f for f in limited if id(f) not in self.served]
         if waiting:

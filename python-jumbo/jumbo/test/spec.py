@@ -277,11 +277,8 @@ def require_valid(spec):
     return validation.require_valid(spec, validate)
 
 
-def needs_dest_participant(spec):
-    """True when the dest node must run the tool too (reverse path, forward probes through
-    its reflector, or the throughput legs of a jumbo-throughput run's internal spec)."""
-    return bool(spec.get("reverse")) or bool(spec.get("reflector")) \
-        or spec.get("throughput") is not None
+# When the dest node must run the tool too (the rule lives in jumbo.core.schema).
+needs_dest_participant = schemas.needs_dest_participant
 
 
 def participants(spec):
