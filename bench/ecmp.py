@@ -52,9 +52,9 @@ SEED = 2  # on ecmp4-overlay-blackhole echo then takes a good member in both fam
 
 def reflector_spec(dest, flows):
     """The pmtu spec of a run probing through the dest's reflector: `reflector: true` once
-    the spec has it (jumbo.test.spec), else `reverse: true` (the two-participant spec that
+    the spec has it (jumbo.testtype.spec), else `reverse: true` (the two-participant spec that
     also brings the dest's reflector)."""
-    from jumbo.test import spec as specs
+    from jumbo.testtype import spec as specs
     spec = {"schema": 1, "dest": dest, "flows": flows, "reflector": True}
     if specs.validate(spec)[0]:
         return spec
@@ -197,7 +197,7 @@ def _options(argv):
 
 
 def _default_flows():
-    from jumbo.test.spec import DEFAULTS
+    from jumbo.testtype.spec import DEFAULTS
     return DEFAULTS["flows"]
 
 

@@ -27,7 +27,7 @@ from jumbo.core import validate
 from jumbo.protocol import archiver as archiver_methods, jumbo_throughput, jumbocheck, pmtu
 from jumbo.report import inputs, render
 from jumbo.report.errors import ReportError
-from jumbo.test import pair, spec as specs
+from jumbo.testtype import pair, spec as specs
 
 TESTS = {"pmtu": (pmtu, specs), "jumbo-throughput": (jumbo_throughput, pair)}
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")

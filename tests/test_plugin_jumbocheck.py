@@ -353,7 +353,7 @@ def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
         family = args[1] if len(args) > 1 else kwargs.get("family", socket.AF_UNSPEC)
         return [a for a in answers if family in (socket.AF_UNSPEC, a[0])]
     monkeypatch.setattr(socket, "getaddrinfo", dual_stack)
-    from jumbo.test.spec import with_defaults
+    from jumbo.testtype.spec import with_defaults
     engine = Engine(with_defaults({"dest": "dual.example"}))
     engine._resolve()
     assert (engine.version,) == runner._reflector_versions({"dest": "dual.example"}) == (4,)
@@ -438,7 +438,7 @@ def _pair_merge(results):
 
 
 def test_pair_merged_results_with_a_missing_or_failed_peer():
-    from jumbo.test import pair
+    from jumbo.testtype import pair
     from jumbo.tool import throughput
     legs, info = throughput.plan({"throughput": {}}, 9000)
     runs = [dict(throughput._blank_run(leg), error="iperf3: connection refused") for leg in legs]

@@ -146,7 +146,7 @@ def test_host_names_and_text_output(lab_factory):
     lab = lab_factory("vxlan-ptb")
     done = lab.run("src", [JUMBOCHECK, "dst", "--flows", "2"], user="jumbotest", check=False)
     assert done.returncode == 0, done.stderr
-    # the same verdict line as `pscheduler task pmtu` (jumbo.test.render.verdict)
+    # the same verdict line as `pscheduler task pmtu` (jumbo.testtype.render.verdict)
     assert done.stdout.startswith("Path MTU 8950 < 9000: not jumbo, PMTUD works"), done.stdout
 
 

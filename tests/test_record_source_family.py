@@ -8,7 +8,7 @@ import copy
 from fixtures import samples
 from jumbo.archive import open_store, record as records
 from jumbo.core import resolve, validate
-from jumbo.test import pair
+from jumbo.testtype import pair
 from jumbo.tool import result as results
 
 # The shape pScheduler 5.2.5 archives for that task (lab/real_pscheduler: lead rps-a

@@ -12,7 +12,7 @@ import pytest
 from jumbo.archive import archiver
 from jumbo.core import limits, units
 from jumbo.protocol import jumbo_throughput, pmtu
-from jumbo.test import pair, spec as specs
+from jumbo.testtype import pair, spec as specs
 
 
 def _answer(module, spec):

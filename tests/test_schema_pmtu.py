@@ -9,7 +9,7 @@ import copy
 import jsonschema
 import pytest
 
-from jumbo.test import render, spec as specs
+from jumbo.testtype import render, spec as specs
 from jumbo.core import schema, validate
 
 

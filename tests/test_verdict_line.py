@@ -1,10 +1,10 @@
 """`jumbocheck` (the command an operator runs on a node) and `pscheduler task pmtu` (the
 test's result-format) say the same words for the same measurement: both print
-jumbo.test.render.verdict's line first."""
+jumbo.testtype.render.verdict's line first."""
 
 import pytest
 
-from jumbo.test import render
+from jumbo.testtype import render
 from jumbo.probe import cli as jumbocheck
 
 # Engine answers of the shapes the lab produces (clean jumbo, a 1500 core with working

@@ -15,7 +15,7 @@ from .engine import max_duration as _max_duration, Engine
 
 
 def _with_defaults(spec):
-    from ..test.spec import with_defaults
+    from ..testtype.spec import with_defaults
     return with_defaults(spec)
 
 

@@ -43,7 +43,7 @@ def _split(argv):
 
 
 def help_text():
-    from ..test.spec import option_help
+    from ..testtype.spec import option_help
     return "\n".join([
         USAGE, "",
         "Measures the exact path MTU to DEST, PMTUD health and black holes, from this host and",
@@ -61,7 +61,7 @@ def help_text():
 
 def text(result):
     """Verdict first (the very line `pscheduler task pmtu` prints), then the details."""
-    from ..test.render import verdict
+    from ..testtype.render import verdict
     lines = [verdict(result)]
     lines.append("Dest %s, target MTU %s, PMTUD %s" % (
         result.get("dest-ip"), result.get("target-mtu"), result.get("pmtud")))
@@ -92,7 +92,7 @@ def main(argv=None):
         print(help_text())
         return 0
     rest, want_json = _split(argv)
-    from ..test.spec import cli_to_spec, CliError
+    from ..testtype.spec import cli_to_spec, CliError
     if "--dest" not in rest:
         sys.stderr.write("%s\njumbocheck: DEST is required\n" % USAGE)
         return 2

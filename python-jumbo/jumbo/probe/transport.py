@@ -150,7 +150,7 @@ def _offender(version, anc_data):
     return None
 
 
-class _SocketTransport(Transport):
+class SocketTransport(Transport):
     """Common parts: DF sockets, error-queue reading, probe bookkeeping."""
 
     def __init__(self, dest_ip, version, source=None, flows=1):
@@ -321,12 +321,12 @@ def _open_flow_sockets(transport, port, flows, tune=None):
         raise _socket_problem(err, transport.dest_ip, transport.version, transport.source)
 
 
-class UdpTransport(_SocketTransport):
+class UdpTransport(SocketTransport):
     name = "udp"
     arrival_limited = True
 
     def __init__(self, dest_ip, version, source=None, flows=1, port=DEFAULT_PORT):
-        _SocketTransport.__init__(self, dest_ip, version, source, flows)
+        SocketTransport.__init__(self, dest_ip, version, source, flows)
         self.port = port
         _open_flow_sockets(self, port, flows)
 
@@ -344,12 +344,12 @@ class UdpTransport(_SocketTransport):
         return {"source-port": self.ports[flow], "flow-label": None}
 
 
-class EchoTransport(_SocketTransport):
+class EchoTransport(SocketTransport):
     name = "icmp-echo"
     arrival_limited = False
 
     def __init__(self, dest_ip, version, source=None):
-        _SocketTransport.__init__(self, dest_ip, version, source, 1)
+        SocketTransport.__init__(self, dest_ip, version, source, 1)
         proto = socket.IPPROTO_ICMP if version == 4 else socket.IPPROTO_ICMPV6
         self.request_type = 8 if version == 4 else 128
         self.reply_type = 0 if version == 4 else 129

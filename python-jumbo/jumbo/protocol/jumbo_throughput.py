@@ -1,8 +1,8 @@
 """The `jumbo-throughput` test's methods: stdin text and argv in, the answer out
-(jumbo.test.pair does the work)."""
+(jumbo.testtype.pair does the work)."""
 
 from ..core import validate as validation
-from ..test import pair
+from ..testtype import pair
 from . import method
 
 

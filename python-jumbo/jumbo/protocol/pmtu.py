@@ -1,8 +1,8 @@
-"""The `pmtu` test's methods: stdin text and argv in, the answer out (jumbo.test.spec and
-jumbo.test.render do the work)."""
+"""The `pmtu` test's methods: stdin text and argv in, the answer out (jumbo.testtype.spec and
+jumbo.testtype.render do the work)."""
 
 from ..core import validate as validation
-from ..test import render, spec as specs
+from ..testtype import render, spec as specs
 from . import method
 
 

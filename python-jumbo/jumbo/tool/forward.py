@@ -15,7 +15,7 @@ from .reflector import (ANSWER, HEADER, HEADER_LEN, HELLO, IP_HEADER, MAGIC, PRO
 # Forward probing through the reflector (p0 -> p1): a probe transport for jumbo.probe
 
 
-class ForwardTransport(probe_transport._SocketTransport):
+class ForwardTransport(probe_transport.SocketTransport):
     """A jumbo.probe transport ("reflector"): each probe is a token-signed PROBE request of the
     exact size, sent with DF set and no local fragmentation, asking for the smallest reply;
     the reflector's answer (carrying the size it received) proves the size crossed the
@@ -27,7 +27,7 @@ class ForwardTransport(probe_transport._SocketTransport):
     arrival_limited = False
 
     def __init__(self, dest_ip, version, port, token, source=None, flows=1):
-        probe_transport._SocketTransport.__init__(self, dest_ip, version, source, flows)
+        probe_transport.SocketTransport.__init__(self, dest_ip, version, source, flows)
         self.key = token_key(token)
         self.port = port
         self.flow_nonce = os.urandom(8)
@@ -66,7 +66,7 @@ class ForwardTransport(probe_transport._SocketTransport):
         return False
 
     def _error_event(self, data, anc):
-        event = probe_transport._SocketTransport._error_event(self, data, anc)
+        event = probe_transport.SocketTransport._error_event(self, data, anc)
         if event is not None and event.kind == probe_transport.ARRIVED:
             # A port unreachable from the dest: no reflector there, not an arrival (only
             # the reflector's own answer proves one).

@@ -2,9 +2,9 @@
 
 It runs two tests (a tool may serve several): `pmtu` (background: forward, reverse, hops,
 flows; no bulk traffic) and `jumbo-throughput` (exclusive: the path MTU with one flow, then
-the paired 1500/9000 iperf3 legs; jumbo.test.pair). A jumbo-throughput spec is turned into the
-tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.test.pair.internal_spec), so
-both tests share one run path below; only the result differs (jumbo.test.pair.assemble).
+the paired 1500/9000 iperf3 legs; jumbo.testtype.pair). A jumbo-throughput spec is turned into the
+tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.testtype.pair.internal_spec), so
+both tests share one run path below; only the result differs (jumbo.testtype.pair.assemble).
 
 Participants (from the test's `participants`):
   p0 = the source = the lead: probes the forward path (jumbo.probe; through p1's reflector
@@ -52,10 +52,10 @@ import signal
 import threading
 import time
 
-from ..test import pair as pairs
+from ..testtype import pair as pairs
 from . import iperf_auth, reflector, reverse as reverse_search
 from . import result as results
-from ..test import spec as specs
+from ..testtype import spec as specs
 from ..protocol import terminate
 from ..core import units
 from ..core.resolve import ResolveError, resolve

@@ -53,7 +53,7 @@ import threading
 import time
 
 from ..core.mtu import JUMBO_MTU, MSS_TOLERANCE, STANDARD_MTU, mss_for
-from ..test.spec import THROUGHPUT_DEFAULTS
+from ..testtype.spec import THROUGHPUT_DEFAULTS
 from ..core.units import duration_seconds
 # Ports the dest's iperf3 server picks from (participant-data).
 PORT_RANGE = (5600, 5999)
@@ -75,7 +75,7 @@ MATHIS_C = math.sqrt(1.5)
 EXTRA_TAG = "jumbocheck"
 
 
-# The spec's defaults have one home: jumbo.test.spec.
+# The spec's defaults have one home: jumbo.testtype.spec.
 DEFAULTS = THROUGHPUT_DEFAULTS
 
 

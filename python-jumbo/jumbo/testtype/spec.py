@@ -165,7 +165,7 @@ def with_defaults(spec):
 
     `max-mtu` and `min-mtu` stay absent when not given: the engine takes the egress interface
     MTU and the family's minimum. A present `throughput` object (only in the tool's internal
-    spec of a jumbo-throughput run, see jumbo.test.pair) gets its own defaults; an absent one stays
+    spec of a jumbo-throughput run, see jumbo.testtype.pair) gets its own defaults; an absent one stays
     absent (no throughput phase)."""
     full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
     full.setdefault("schema", 1)
@@ -471,7 +471,7 @@ def spec_to_cli(spec):
 
 
 # ------------------------------------------------------------------------------------------
-# Shared with the jumbo-throughput test (jumbo.test.pair): the same hosts, families and probe
+# Shared with the jumbo-throughput test (jumbo.testtype.pair): the same hosts, families and probe
 # timeout rules, the same option parsing, so both tests answer alike.
 
 semantic_problem = _semantic_problem

@@ -13,7 +13,7 @@ the wire; the result carries the gain with its noise estimate and the Mathis cei
 
 Spec (flat, schema.PAIR_SPEC_V1): source, source-node, dest, dest-node, ip-version, timeout
 (one path-MTU probe's answer), and the legs: duration, omit, rounds, parallel, congestion,
-direction, order, fq-rate, port (jumbo.test.spec.THROUGHPUT_DEFAULTS).
+direction, order, fq-rate, port (jumbo.testtype.spec.THROUGHPUT_DEFAULTS).
 
 Public API (jumbo.protocol.jumbo_throughput's seven methods call these; the tool calls internal_spec/assemble/merge):
     validate(spec), require_valid(spec)
