@@ -19,9 +19,11 @@ rate-limited ICMP budget).
 Beside every single-ended run (udp, echo): the bound the dest's ICMP budget sets for it
 (bench/budget.py: the answers the run needed beyond what the burst left, counted on the dest
 with nftables, at the rate its kernel's sysctls give; the tokens follow from the runs before,
-back to back) and the ratio of the run's wall time to that bound; per case the median ratio,
-and at the end per mode and family. A run whose answers fit in the tokens left has bound 0:
-it shows "-" and stays out of the medians.
+back to back) and the ratio of the run's wall time to that bound plus the case's floor (the
+wall time of its fastest run the burst fully covered: the process, the probing and its round
+trips with nothing waited for; shown as `floor`); per case the median ratio, and at the end
+per mode and family. A run whose answers fit in the tokens left has bound 0: it shows "-",
+sets the floor and stays out of the medians.
 
 Anchors, side by side, after jumbocheck's runs (their UDP/ICMP use must not drain its budget):
 tracepath (bounded: -m 8, killed after 20 s), a `ping -M do -s` binary search over
@@ -177,6 +179,25 @@ def _options(argv):
             "flows": args.flows, "names": args.names}
 
 
+def _with_floor(walls, bounds, floors, key):
+    """The bound of each run: its own work's floor plus the wait its budget forces. The floor
+    is the wall time of the same case's fastest run the burst fully covered (bound 0: the
+    process, the probing and its round trips, nothing waited for); a case none of whose runs
+    had bound 0 takes the smallest such floor seen for the mode and family so far. Returns
+    (floor, [(answers, budget bound, wall / (floor + budget bound) or None)])."""
+    free = [w for w, (_a, b, _r) in zip(walls, bounds) if b <= 0 and w > 0]
+    floor = min(free) if free else floors.get(key)
+    if free:
+        floors[key] = min(floors.get(key, floor), floor)
+    out = []
+    for wall, (answers, bound, _r) in zip(walls, bounds):
+        ratio = None
+        if bound > 0 and floor is not None:
+            ratio = wall / (floor + bound)
+        out.append((answers, bound, ratio))
+    return floor, out
+
+
 def _median(values):
     values = sorted(values)
     return values[len(values) // 2] if values else 0
@@ -194,6 +215,7 @@ def main(argv):
         "exact per run", "| dest's answers, budget bound s, wall/bound per run; median"))
     rows = []
     budgets = set()
+    floors = {}
     for name in names:
         topology = scenarios.get(name)
         for mode in opts["modes"]:
@@ -219,8 +241,7 @@ def main(argv):
                             run, answers, _tokens, bound = budget.measure(lambda: timed(
                                 lab, [JUMBOCHECK, dest, "--json"] + (
                                     ["--flows", str(opts["flows"])] if opts["flows"] else [])))
-                            ratio = (run.get("wall") or 0.0) / bound if bound > 0 else None
-                            bounds.append((answers, bound, ratio))
+                            bounds.append((answers, bound, None))
                         try:
                             result = json.loads(run["out"])
                         except ValueError:
@@ -236,8 +257,13 @@ def main(argv):
                                      "probes": probes[-1], "exact": exact,
                                      "unknown": result.get("pmtud") == "unknown"
                                      or result.get("path-mtu") is None,
-                                     "ratio": bounds[-1][2] if budget else None,
+                                     "ratio": None,
                                      "blackhole": truth["pmtud"] == "blackhole"})
+                    floor = None
+                    if budget is not None:
+                        floor, bounds = _with_floor(walls, bounds, floors, (mode, version))
+                        for row, (_a, _b, ratio) in zip(rows[-len(bounds):], bounds):
+                            row["ratio"] = ratio
                     line = "%-26s %-9s %1d %-6s %-26s %-22s %-10s %s" % (
                         topology.name, mode, version, truth["path-mtu"],
                         " ".join("%.2f" % w for w in walls),
@@ -246,10 +272,11 @@ def main(argv):
                         " ".join("yes" if e else "NO" for e in exacts))
                     if budget is not None:
                         ratios = [r for _a, _b, r in bounds if r is not None]
-                        line += " | %s; %s" % (" ".join(
+                        line += " | %s; %s floor %s" % (" ".join(
                             "%d,%.2f,%s" % (a, b, "%.2f" % r if r is not None else "-")
                             for a, b, r in bounds),
-                            "%.2f" % _median(ratios) if ratios else "-")
+                            "%.2f" % _median(ratios) if ratios else "-",
+                            "%.2f" % floor if floor is not None else "-")
                         budgets.add(budget.describe())
                         budget.close()
                     if opts["anchors"] and mode == opts["modes"][0]:
@@ -280,7 +307,7 @@ def main(argv):
             ratios = [r["ratio"] for r in rows if r["mode"] == mode and r["version"] == version
                       and r["ratio"] is not None]
             if ratios:
-                print("  %-9s IPv%d: median wall / budget bound %.2f over %d runs with a bound "
+                print("  %-9s IPv%d: median wall / (floor + budget bound) %.2f over %d runs with a bound "
                       "(max %.2f)" % (mode, version, _median(ratios), len(ratios), max(ratios)))
     load = os.getloadavg()
     print("load average at end: %.2f %.2f %.2f" % load)

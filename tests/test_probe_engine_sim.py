@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from jumbo.probe import budget as budget_module
 from jumbo.probe import engine as engine_module
 from jumbo.probe import transport as tp
 from jumbo.probe.engine import Engine, max_duration, CONTACT_SECONDS
@@ -135,10 +136,14 @@ class SimPath(tp.Transport):
 def clock(monkeypatch):
     sim = SimClock()
     monkeypatch.setattr(engine_module, "time", sim)
+    monkeypatch.setattr(budget_module, "time", sim)
     return sim
 
 
-def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=False):
+def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=False,
+               planned_rate=None):
+    """`planned_rate`: the refill the engine starts from (default: 1/s IPv4, 4/s IPv6, as
+    the lab's kernels were planned before the engine learned it)."""
     # Answers still on their way to an earlier run's sockets: those sockets are closed.
     if hasattr(clock, "queue"):
         clock.queue[:] = [item for item in clock.queue if item[1] in (path, echo)]
@@ -152,7 +157,9 @@ def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=F
     engine.local_mtu = 9000
     engine.min_size = 68 if version == 4 else 1280
     engine.local_max = 9000
-    engine.bucket = engine_module._Bucket(1.0 if version == 4 else 4.0)
+    engine.bucket = budget_module.AnswerBudget(
+        version, rate=planned_rate or (1.0 if version == 4 else 4.0))
+    clock.engine = engine
     engine.transports = [path] + ([echo] if echo else [])
     started = clock.now
     result = engine._measure(path, echo, flows, None, path if forward else None)
@@ -176,6 +183,44 @@ def test_udp_black_hole_any_size_empty_budget(clock, rtt):
         assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
         assert took <= 4.0 + 4 * rtt, (mtu, took)
         assert took <= max_duration(spec)
+
+
+def _back_to_back(clock, dest_rate, planned_rate, monkeypatch=None, runs=3, version=6):
+    """Runs against one dest back to back (4 flows, UDP, a black hole at an odd size), the
+    dest refilling at `dest_rate`, the engine starting from `planned_rate`: (total seconds,
+    the rate each run ended with)."""
+    budget = IcmpBudget(clock, rate=dest_rate)
+    total, rates = 0.0, []
+    for mtu in odd_sizes(runs, seed=int(dest_rate * 10 + planned_rate)):
+        path = SimPath(clock, mtu, 0.01, budget=budget)
+        result, took, spec = run_engine(clock, path, flows=4, version=version,
+                                        planned_rate=planned_rate)
+        assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
+        assert all(f["path-mtu"] == mtu for f in result["flows"]), result["flows"]
+        assert took <= max_duration(spec)
+        total += took
+        rates.append(clock.engine.bucket.rate)
+    return total, rates
+
+
+def test_a_faster_refill_is_learned(clock, monkeypatch):
+    """A dest refilling at 10 answers a second (a kernel with a 100 ms icmp ratelimit), the
+    engine planning at 4: it learns the rate from what the dest grants (within its bounds:
+    a lower bound of the true rate), and back-to-back runs take less time than the same
+    runs at the planned rate, unlearned (MIN_EVIDENCE out of reach), every one exact."""
+    learned, rates = _back_to_back(clock, 10.0, 4.0)
+    assert all(6.0 <= rate <= 10.5 for rate in rates[1:]), rates
+    monkeypatch.setattr(budget_module, "MIN_EVIDENCE", 10 ** 6)
+    fixed, fixed_rates = _back_to_back(clock, 10.0, 4.0)
+    assert fixed_rates == [4.0] * 3
+    assert learned < 0.9 * fixed, (learned, fixed)
+
+
+def test_a_slower_refill_than_our_own_kernel_is_unlearned(clock):
+    """Our kernel grants 10 answers a second, the dest only 1: a refusal where the model
+    still held an answer halves the rate, and every run stays exact within its bound."""
+    _total, rates = _back_to_back(clock, 1.0, 10.0, version=4)
+    assert rates[-1] <= 2.5, rates
 
 
 @pytest.mark.parametrize("rtt", [0.001, 0.3])

@@ -14,6 +14,7 @@ from ..core.resolve import ResolveError, resolve, source_address
 from ..core.schema import needs_dest_participant
 from ..core.units import duration_seconds
 from . import transport as tp
+from .budget import AnswerBudget
 from .search import SizeSearch, useful_ptb, LIMITED_TRAIN
 
 MAX_TTL = 30
@@ -141,36 +142,6 @@ class _Flow(object):
         self.plan = None  # the search's next round, until it is sent
 
 
-class _Bucket(object):
-    """Our model of the dest's ICMP rate limit (Linux: burst 6, 1/s IPv4, faster IPv6)."""
-
-    def __init__(self, rate, capacity=6.0):
-        self.rate = rate
-        self.capacity = capacity
-        self.tokens = capacity
-        self.stamp = time.monotonic()
-
-    def level(self):
-        now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        return self.tokens
-
-    def take(self):
-        # An answer came, so the dest had a token: the model never goes below empty.
-        self.level()
-        self.tokens = max(self.tokens - 1.0, 0.0)
-
-    def empty(self, since=None):
-        """The dest refused an answer at `since` (default now): its budget was below one
-        answer then, and at least a whole answer has accrued 1/rate later."""
-        self.level()
-        if since is None:
-            self.tokens = min(self.tokens, 0.0)
-        else:
-            self.tokens = min(self.tokens, (time.monotonic() - since) * self.rate)
-
-
 class Engine(object):
     def __init__(self, spec, reflector=None):
         """`reflector`: {"port", "token"} of the dest participant's reflector, when there is
@@ -245,7 +216,7 @@ class Engine(object):
             # (or loss), not an MTU.
             self.proven = max(self.proven, probe.size)
             if transport.arrival_limited:
-                self.bucket.take()
+                self.bucket.take(probe.sent)
                 self.limited_answering.add(id(transport))
         search = probe.flow.search
         if event.kind == tp.TOO_BIG:
@@ -305,9 +276,7 @@ class Engine(object):
         if not limited:
             return
         want = min(len(limited), self.bucket.capacity)
-        level = self.bucket.level()
-        if level < want:
-            self._sleep_until(time.monotonic() + (want - level) / self.bucket.rate)
+        self._sleep_until(time.monotonic() + self.bucket.seconds_until(want))
 
     def round(self, items, pace=True, deadline=None, complete=None):
         """Send (flow, size, ttl) items back to back; wait until each is answered or
@@ -464,8 +433,7 @@ class Engine(object):
         started = [f for f in limited if id(f) in self.served]
         waiting = [f for f in limited if id(f) not in self.served]
         if waiting:
-            left = self.bucket.level() + max(0.0, self.search_deadline - time.monotonic()) \
-                * self.bucket.rate
+            left = self.bucket.affordable(self.search_deadline - time.monotonic())
             need = sum(_answers_needed(f.search) for f in started)
             for flow in waiting:
                 need += _answers_needed(flow.search)
@@ -475,7 +443,7 @@ class Engine(object):
             limited = [f for f in limited if id(f) not in self.left_out]
         level = self.bucket.level()
         if level < 1.0 and not free:
-            self._sleep_until(time.monotonic() + (1.0 - level) / self.bucket.rate)
+            self._sleep_until(time.monotonic() + self.bucket.seconds_until(1.0))
             level = self.bucket.level()
         count = max(1, int(level)) if not free else max(0, int(level))
         chosen = limited[:count]
@@ -718,7 +686,7 @@ class Engine(object):
             raise tp.ProbeError("Nothing to probe: largest size %d is below the smallest %d"
                                 % (self.local_max, self.min_size))
         nflows = int(self.spec["flows"])
-        self.bucket = _Bucket(1.0 if self.version == 4 else 4.0)
+        self.bucket = AnswerBudget(self.version)
         forward = self._reflector_transport(nflows, device_mtu)
         udp = tp.UdpTransport(self.dest_ip, self.version, self.source, flows=nflows)
         udp.max_size = device_mtu
