@@ -7,7 +7,9 @@
   README command uses against that command's own --help, every `pscheduler task pmtu` line
   through the pmtu plugin's own `cli-to-spec` and `spec-is-valid`, `make` targets against the
   Makefile, demo options against the demo's parser.
-- Every relative link in README.md and docs/*.md names a file that exists.
+- The commands in docs/*.md's ```sh blocks get the same cheap checks where there is one.
+- Every relative link in README.md and docs/*.md names a file that exists, and its #anchor a
+  heading of that file.
 - The README stays short (issue 24: well under 300 lines).
 """
 
@@ -246,6 +248,71 @@ def test_every_readme_command_that_is_cheap_runs_here(argv):
     check_command(argv)
 
 
+# -- the commands in docs/ ------------------------------------------------------------------
+
+# Programs the docs show that cannot be checked here (package managers, HTTP, the
+# real-pScheduler lab, pytest itself): named, so a new kind of command is looked at.
+NOT_CHECKED_HERE = ("dnf", "apt", "curl", "lab/real_pscheduler/nodes.sh", ".venv/bin/python")
+
+
+def check_module(module, args):
+    """`python3 -m MODULE ARGS`: every option ARGS uses is in MODULE's --help."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "python-jumbo")]))
+    helped = subprocess.run([sys.executable, "-m", module, "--help"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True, env=env, timeout=60,
+                            cwd=ROOT)
+    assert helped.returncode == 0, (module, helped.stderr)
+    for option in _options(args):
+        assert re.search(r"(^|[\s\[,])%s([\s=\],]|$)" % re.escape(option), helped.stdout,
+                         re.M), "python3 -m %s: no option %s in its --help" % (module, option)
+
+
+def check_script(path, args):
+    helped = subprocess.run([sys.executable, os.path.join(ROOT, path), "--help"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True, timeout=60, cwd=ROOT)
+    assert helped.returncode == 0, (path, helped.stderr)
+    for option in _options(args):
+        assert option in helped.stdout, "%s: no option %s in its --help" % (path, option)
+
+
+def check_doc_command(argv):
+    while argv and re.match(r"^[A-Z_]+=", argv[0]):          # VAR=value prefixes
+        argv = argv[1:]
+    program = argv[0]
+    if program in NOT_CHECKED_HERE:
+        return
+    if program == "pscheduler" and argv[1] != "task":         # `pscheduler plugins ...`
+        return
+    if program in ("python3", "python") and argv[1] == "-m":
+        check_module(argv[2], argv[3:])
+    elif program.endswith(".py") and os.path.exists(os.path.join(ROOT, program)):
+        check_script(program, argv[1:])
+    else:
+        check_command(argv)
+
+
+def _doc_commands():
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+        for argv in shell_commands(_read(path)):
+            segment = []
+            for word in argv + ["|"]:
+                if word == "|":
+                    if segment:
+                        found.append((os.path.relpath(path, ROOT), segment))
+                    segment = []
+                else:
+                    segment.append(word)
+    return found
+
+
+@pytest.mark.parametrize("where,argv", _doc_commands(),
+                         ids=["%s: %s" % (w, " ".join(a)[:60]) for w, a in _doc_commands()])
+def test_every_docs_command_is_checked(where, argv):
+    check_doc_command(argv)
+
+
 # -- links ------------------------------------------------------------------------------------
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -255,22 +322,42 @@ def _markdown_files():
     return [README] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
 
 
-def relative_links(path):
+def relative_links(path, keep_anchor=False):
     links = []
     for target in LINK.findall(_read(path)):
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-            continue                                # a URL, or an anchor on the same page
-        links.append(target.split("#", 1)[0])
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            continue                                # a URL
+        links.append(target if keep_anchor else target.split("#", 1)[0])
     return links
+
+
+def anchors(path):
+    """The anchors GitHub makes for a Markdown file's headings."""
+    slugs = set()
+    in_fence = False
+    for line in _read(path).splitlines():
+        if line.startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            slugs.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return slugs
 
 
 @pytest.mark.parametrize("path", _markdown_files(),
                          ids=[os.path.relpath(p, ROOT) for p in _markdown_files()])
 def test_every_relative_link_resolves(path):
     base = os.path.dirname(path)
-    missing = [link for link in relative_links(path)
-               if not os.path.exists(os.path.normpath(os.path.join(base, link)))]
-    assert not missing, "%s links to missing files: %s" % (os.path.relpath(path, ROOT), missing)
+    missing = []
+    for link in relative_links(path, keep_anchor=True):
+        name, _, anchor = link.partition("#")
+        target = os.path.normpath(os.path.join(base, name)) if name else path
+        if not os.path.exists(target):
+            missing.append(link)
+        elif anchor and target.endswith(".md") and anchor not in anchors(target):
+            missing.append(link)
+    assert not missing, "%s: links to missing files or headings: %s" % (
+        os.path.relpath(path, ROOT), missing)
 
 
 def test_the_link_check_sees_links():
@@ -287,5 +374,12 @@ def test_the_checks_catch_what_they_should():
                                "--flows", "0"])
     with pytest.raises(AssertionError):
         check_make(["make", "no-such-target"])
+    with pytest.raises(AssertionError):
+        check_doc_command(["python3", "-m", "jumbo.archive.opensearch.setup", "check",
+                           "--no-such-option"])
+    with pytest.raises(AssertionError):
+        check_doc_command(["some-new-program", "--flag"])
+    assert "known-issues" in anchors(os.path.join(ROOT, "docs", "operator.md"))
+    assert "no-such-heading" not in anchors(os.path.join(ROOT, "docs", "operator.md"))
     assert shell_commands("```sh\nmake demo \\\n  DEMO_ARGS='--quick'  # short\n```\n") == \
         [["make", "demo", "DEMO_ARGS=--quick"]]
