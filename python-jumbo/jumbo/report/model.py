@@ -27,7 +27,7 @@ from .errors import NoData
 from .formatting import share
 from .gains import gain_tables
 from ..archive.path_state import blackhole_fields, state_of_fields
-from ..archive.queries import Window
+from ..archive import queries as store_queries
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
 NO_SITE = "(no site)"
@@ -37,7 +37,7 @@ class Options(object):
     def __init__(self, target=DEFAULT_TARGET_MTU, since=None, until=None, interval=None, volumes=None,
                  sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2, extra=()):
         self.target = int(target)
-        self.window = Window(since, until)
+        self.window = store_queries.Window(since, until)
         self.interval = interval
         self.volumes = volumes
         self.sites = sites or {}
@@ -132,7 +132,7 @@ def _build_all(queries, opts):
             count, first, last = f_count.result()
             if not count:
                 if window.since or window.until:
-                    total = queries.count(Window())[0]
+                    total = queries.count(store_queries.Window())[0]
                     if total:
                         raise NoData("no pmtu results in the window %s (the store holds %d results)"
                                      % (window.describe(), total))
