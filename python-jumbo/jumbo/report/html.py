@@ -4,7 +4,7 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 
 from html import escape
 
-from ..core.mtu import STANDARD_MTU
+from ..core.mtu import STANDARD_MTU, is_jumbo
 from . import telemetry_view
 from .formatting import evidence, pct
 
@@ -31,9 +31,7 @@ def colour(mtu, target):
         return GREY
     if mtu <= STANDARD_MTU:
         return RED
-    if mtu < target:
-        return AMBER
-    return GREEN
+    return GREEN if is_jumbo(mtu, target) else AMBER
 
 
 def _card(label, value, note):
