@@ -258,7 +258,7 @@ def _path(row, rev, target, site_of):
     # Which direction fails: each direction's MTU against the target (the `jumbo` verdict,
     # core.mtu.is_jumbo) and its black holes.
     fwd_ok = bool(row.succeeded) and is_jumbo(row.path_mtu, target) is True
-    rev_ok = all(is_jumbo(m, target) for m in reverse) and not rev_bh
+    rev_ok = not rev_bh and (reverse_mtu is None or is_jumbo(reverse_mtu, target))
     failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
     return Path(
         row.source, row.dest, row.ip_version, site_of(row.source, row.source_ip, row.source_site),
