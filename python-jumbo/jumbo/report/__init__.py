@@ -11,8 +11,7 @@ The archive's queries (jumbo.archive.queries) answer the report's questions insi
 
 from .errors import NoData, ReportError, StoreDown  # noqa: F401 - re-exported for callers of build_report
 from . import model
-# The module, not its names: while jumbo.archive.queries imports this package's errors, either
-# may be imported first.
+# The module, not its names: this package loads whichever of the two is imported first.
 from ..archive import queries as store_queries
 
 

@@ -1,6 +1,6 @@
-"""The small pieces of wording every rendering of the report shares (text, CSV, HTML, and the
-telemetry section of each): shares as percentages, a black hole's evidence across runs, and
-long-format metric rows."""
+"""The small pieces the model and every rendering of the report share (text, CSV, HTML, and
+the telemetry section of each): a share and its percentage, a black hole's evidence across
+runs, and long-format metric rows."""
 
 
 def pct(value):
