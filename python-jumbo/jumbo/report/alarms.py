@@ -89,14 +89,26 @@ def regressions(report, collector):
 def events(report, collector, window, min_sites=5, hop_min_sites=2, shares=None, share_drop=50.0):
     """Every event whose condition holds now: [(key, event dict)]."""
     w = {"from": window[0], "to": window[1]}
-    out = []
-    paths = regressions(report, collector)
-    # One black hole at one hop, across sites: one event for all its paths (regressed or not).
+    out, taken = _hop_events(collector, w, hop_min_sites)
+    # A path under a hop event raises no other event.
+    rest = [p for p in regressions(report, collector)
+            if (p["src_host"], p["dest_host"], p["ipv"]) not in taken]
+    site_events, in_site_events = _site_events(rest, w, min_sites)
+    out += site_events
+    out += _path_events([p for p in rest if id(p) not in in_site_events], w)
+    out += _share_events(shares, w, share_drop)
+    return out
+
+
+def _hop_events(collector, w, hop_min_sites):
+    """One black hole at one hop, across sites: one event for all its paths (regressed or not).
+    The events, and the (src, dest, ipv) of the paths they take."""
     by_hop = collections.defaultdict(list)
     for src, dst, version, ssite, dsite, state, hop, ttl, size, _mtu in collector.paths:
         if state == "blackhole" and hop:
             by_hop[(hop, _ipv(version))].append({"src_host": src, "dest_host": dst, "src_site": ssite,
                                                  "dest_site": dsite, "hop_ttl": ttl, "size": size})
+    out = []
     taken = set()
     for (hop, ipv), group in sorted(by_hop.items()):
         sites = sorted(set(s for p in group for s in (p["src_site"], p["dest_site"])))
@@ -112,13 +124,19 @@ def events(report, collector, window, min_sites=5, hop_min_sites=2, shares=None,
         out.append((key, _event(HOP, "MTU black hole at hop %s on %d paths of %d sites"
                                 % (hop, len(group), len(sites)), sites, src, key)))
         taken.update((p["src_host"], p["dest_host"], ipv) for p in group)
-    # A site with regressed paths from/to many sites: one event, its paths raise no pair event.
-    rest = [p for p in paths if (p["src_host"], p["dest_host"], p["ipv"]) not in taken]
+    return out, taken
+
+
+def _site_events(paths, w, min_sites):
+    """A site with regressed paths from/to many sites: one event. The events, and the id()s of
+    the paths they take (those raise no pair event)."""
     per_site = collections.defaultdict(list)
-    for p in rest:
+    for p in paths:
         per_site[(p["src_site"], p["ipv"])].append(p)
         if p["dest_site"] != p["src_site"]:
             per_site[(p["dest_site"], p["ipv"])].append(p)
+    out = []
+    taken = set()
     for (site, ipv), group in sorted(per_site.items()):
         dest_sites = sorted(set(p["dest_site"] for p in group if p["dest_site"] != site))
         src_sites = sorted(set(p["src_site"] for p in group if p["src_site"] != site))
@@ -130,12 +148,21 @@ def events(report, collector, window, min_sites=5, hop_min_sites=2, shares=None,
                    to_states=dict(collections.Counter(p["to_state"] for p in group)))
         out.append((key, _event(SITE, "jumbo regressed from/to multiple sites", [site], src, key)))
         taken.update(id(p) for p in group)
-    for p in rest:
-        if id(p) in taken:
-            continue
+    return out, taken
+
+
+def _path_events(paths, w):
+    out = []
+    for p in paths:
         key = ("path", p["src_host"], p["dest_host"], p["ipv"], p["to_state"])
         out.append((key, _event(PATH, "jumbo path regressed to %s" % p["to_state"],
                                 sorted(set([p["src_site"], p["dest_site"]])), dict(w, **p), key)))
+    return out
+
+
+def _share_events(shares, w, share_drop):
+    """A site whose jumbo share over the recent days fell by `share_drop` percent or more."""
+    out = []
     for site, (base, recent, basis) in sorted((shares or {}).items()):
         if not base or recent is None:
             continue

@@ -4,6 +4,7 @@ import datetime
 import json
 import sys
 
+from ..archive import open_store
 from ..core.units import unix_time
 from . import alarms, cli, model
 from .errors import NoData, ReportError, exit_status
@@ -71,7 +72,6 @@ def _shares(args, base, split, until):
 
 
 def _index(args, new):
-    from ..archive import open_store
     if not args.store.startswith(("http://", "https://")):
         raise ReportError("--index needs an OpenSearch store (http(s)://...)")
     store = open_store(args.store, **cli.store_options(args))

@@ -19,8 +19,12 @@ import sys
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError, exit_status
+from .html import to_html
 from .inputs import parse_date, read_sites, read_volumes
+from .prometheus import Prometheus
+from .render import to_csv, to_json, to_text
 from .safe_output import write_atomic
+from .telemetry import Telemetry, check_devices
 from ..archive import credentials
 from ..archive.queries import open_queries
 
@@ -85,8 +89,6 @@ def telemetry_hook(args):
         if any(x is not None for x in extra) or not args.prometheus_verify:
             raise ReportError("the --prometheus-* options need --prometheus URL")
         return None
-    from .prometheus import Prometheus
-    from .telemetry import Telemetry, check_devices
     if args.prometheus_ca_file is not None and not os.path.isfile(args.prometheus_ca_file):
         raise ReportError("--prometheus-ca-file %s: no such file" % args.prometheus_ca_file)
     prom = Prometheus(args.prometheus, ca_file=args.prometheus_ca_file,
@@ -133,15 +135,13 @@ def store_options(args):
 
 
 def render(report, fmt):
-    from . import render as r
     if fmt == "json":
-        return r.to_json(report)
+        return to_json(report)
     if fmt == "csv":
-        return r.to_csv(report)
+        return to_csv(report)
     if fmt == "html":
-        from .html import to_html
         return to_html(report)
-    return r.to_text(report)
+    return to_text(report)
 
 
 def run(argv=None):

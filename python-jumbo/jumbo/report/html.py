@@ -4,8 +4,9 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 
 from html import escape
 
-from ..core.mtu import STANDARD_MTU
-from .render import pct
+from ..core.mtu import STANDARD_MTU, is_jumbo
+from . import telemetry_view
+from .formatting import evidence, pct
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"
 MAX_MATRIX = 80
@@ -30,9 +31,7 @@ def colour(mtu, target):
         return GREY
     if mtu <= STANDARD_MTU:
         return RED
-    if mtu < target:
-        return AMBER
-    return GREEN
+    return GREEN if is_jumbo(mtu, target) else AMBER
 
 
 def _card(label, value, note):
@@ -196,24 +195,18 @@ def _table(headers, rows, row_class=None):
     return "\n".join(out)
 
 
-def _used_note(r):
-    from .telemetry_view import used_card_note
-    return used_card_note(r)
-
-
 def _telemetry(r):
     if not r.get("telemetry"):
         return ""
-    from .telemetry_view import html_section
-    return html_section(r, _table)
+    return telemetry_view.html_section(r, _table)
 
 
 def _seen(b):
     """A black hole's evidence across runs (jumbo.archive.evidence), in a few words."""
-    if b.get("seen") is None:
+    numbers = evidence(b)
+    if numbers is None:
         return ""
-    return "in %d of %d runs, %s of flows failed; %d of %d clean flows to clear" % (
-        b["seen"], b["runs"], pct(b["failed_share"]), b["clean_flows"], b["needed_flows"])
+    return "in %d of %d runs, %s of flows failed; %d of %d clean flows to clear" % numbers
 
 
 def to_html(r):
@@ -225,7 +218,7 @@ def to_html(r):
         _card("capable: paths carrying %d both ways" % target, pct(r["capable"]),
               "%d of %d directed paths, no black hole" % (r["capable_paths"], r["paths"])),
         _card("used: traffic-weighted", pct(r["used"]),
-              _used_note(r) if r.get("telemetry") else
+              telemetry_view.used_card_note(r) if r.get("telemetry") else
               "from the volume matrix" if r["used"] is not None else "no volume matrix given"),
         _card("black holes", str(len(r["blackholes"])), "paths where big packets vanish"),
         _card("undecided", str(r.get("unknown_paths", 0)),

@@ -8,11 +8,10 @@ Three numbers are kept apart on purpose:
   used        the capable share weighted by the traffic the user says flows between the sites
               (volume matrix CSV); the WLCG DC26/DC28 targets are about this one
 
-_build (over 60 lines) assembles the report dict section by section from the store's answers,
-which run in parallel and are collected in the order the report shows them; _sites (over 60)
-is one pass over the paths per site (configured hosts, capable paths, the traffic they unlock)
-whose counters feed the ranking at its end. The gains (gains.py) and the culprit hops
-(culprits.py) are their own modules.
+_build_all asks the store its questions, in parallel, and _build assembles the report dict
+section by section in the order the report shows them: the per-path model (_paths: each path's
+state over both directions), the headline, the site pairs and sites (sites.py), the black holes,
+the culprit hops (culprits.py), the trend and changes, the gains (gains.py).
 """
 
 import collections
@@ -20,14 +19,15 @@ import datetime
 import gc
 from concurrent.futures import ThreadPoolExecutor
 
-from ..core.mtu import DEFAULT_TARGET_MTU
+from ..core.mtu import DEFAULT_TARGET_MTU, is_jumbo
 from ..core.units import parse_time
-from . import held
+from . import held, sites
 from .culprits import shared_culprits
-from .errors import NoData, ReportError
+from .errors import NoData
+from .formatting import share
 from .gains import gain_tables
 from ..archive.path_state import blackhole_fields, state_of_fields
-from ..archive.queries import Window
+from ..archive import queries as store_queries
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
 NO_SITE = "(no site)"
@@ -37,7 +37,7 @@ class Options(object):
     def __init__(self, target=DEFAULT_TARGET_MTU, since=None, until=None, interval=None, volumes=None,
                  sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2, extra=()):
         self.target = int(target)
-        self.window = Window(since, until)
+        self.window = store_queries.Window(since, until)
         self.interval = interval
         self.volumes = volumes
         self.sites = sites or {}
@@ -87,10 +87,6 @@ class Path(object):
         return getattr(self, name)
 
 
-def _share(num, den):
-    return (num / float(den)) if den else None
-
-
 def _interval(window, first, last):
     try:
         a = parse_time(window.since or first).date()
@@ -136,7 +132,7 @@ def _build_all(queries, opts):
             count, first, last = f_count.result()
             if not count:
                 if window.since or window.until:
-                    total = queries.count(Window())[0]
+                    total = queries.count(store_queries.Window())[0]
                     if total:
                         raise NoData("no pmtu results in the window %s (the store holds %d results)"
                                      % (window.describe(), total))
@@ -182,57 +178,105 @@ def _build_all(queries, opts):
 
 
 def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, held_paths):
+    """The report dict, section by section in the order it shows them (the store's answers
+    still running in `f_hist` and `f_gain` are waited for where their sections come)."""
     target = opts.target
-    window = opts.window
-    site_map = opts.sites
+    paths, host_mtu = _paths(rows, target, _site_lookup(opts.sites))
+    report = _headline(queries, opts, paths, host_mtu, (count, first, last))
+    pairs = sites.cells(paths)
+    site_names = sites.names(pairs)
+    traffic = sites.traffic(opts.volumes, pairs, site_names) if opts.volumes is not None else None
+    _add_status(report, traffic)
+    report["blackholes"] = _blackholes(paths, held_paths)
+    report["sites"] = sites.ranked(paths, host_mtu, site_names, target, traffic, len(paths),
+                                   opts.volumes, pairs)
+    report["matrix"] = sites.matrix(pairs, site_names)
+    report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min)
+    changes = _add_trend(report, f_hist, held_paths, interval)
+    measured, latency = f_gain.result()
+    report["gains"], report["expected_gains"] = gain_tables(measured, latency, paths, target,
+                                                            opts.link_speed, opts.limit)
+    _add_changes(report, changes, paths)
+    for hook in opts.extra:
+        hook(report, paths, host_mtu, opts)
+    return report
 
+
+# -- per path ---------------------------------------------------------------------------------
+
+def _site_lookup(site_map):
+    """site_of(host, ip, recorded): the --sites file's site of a host (by name, then address),
+    else the site the record carries, else NO_SITE."""
     def site_of(host, ip, recorded):
         if site_map:
             for key in (host, ip):
                 if key and key in site_map:
                     return site_map[key]
         return recorded or NO_SITE
+    return site_of
 
-    # -- per path -------------------------------------------------------------------------
+
+def _paths(rows, target, site_of):
+    """[Path] in (source, dest, ip_version) order, and {host: (start, local_mtu, site)} of each
+    measuring host's latest interface MTU."""
     paths = []
     host_mtu = {}
     for key in sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0)):
         row = rows[key]
-        rev = rows.get((row.dest, row.source, row.ip_version))
-        ssite = site_of(row.source, row.source_ip, row.source_site)
-        dsite = site_of(row.dest, row.dest_ip, row.dest_site)
-        fwd_bh = blackhole_fields(pmtud=row.pmtud, partial=row.partial)
-        fwd_ok = bool(row.succeeded) and row.path_mtu is not None and row.path_mtu >= target
-        reverse = []
-        if row.reverse_path_mtu is not None:
-            reverse.append(row.reverse_path_mtu)
-        rev_bh = blackhole_fields(pmtud=row.reverse_pmtud)
-        if rev is not None and rev.succeeded and rev.path_mtu is not None:
-            reverse.append(rev.path_mtu)
-        if rev is not None and blackhole_fields(pmtud=rev.pmtud, partial=rev.partial):
-            rev_bh = True
-        rev_ok = all(m >= target for m in reverse) and not rev_bh
-        # The path's state is the result rule (path_state.RULE) over both directions: this
-        # result, with the reverse direction's MTU and black hole from the reverse result too.
-        state = state_of_fields(target, succeeded=row.succeeded, path_mtu=row.path_mtu,
-                                pmtud="blackhole" if fwd_bh else row.pmtud,
-                                reverse_path_mtu=min(reverse) if reverse else None,
-                                reverse_pmtud="blackhole" if rev_bh else None)
-        capable = state == "jumbo"
-        failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
+        path = _path(row, rows.get((row.dest, row.source, row.ip_version)), target, site_of)
         prev = host_mtu.get(row.source)
         if row.local_mtu is not None and (prev is None or row.start > prev[0]):
-            host_mtu[row.source] = (row.start, row.local_mtu, ssite)
-        paths.append(Path(
-            row.source, row.dest, row.ip_version, ssite, dsite, row.start, row.path_mtu,
-            min(reverse) if reverse else None, bool(reverse) or rev is not None, row.local_mtu,
-            row.pmtud, bool(row.partial), fwd_bh, rev_bh, capable, state, failing,
-            bool(row.succeeded), row))
-    del rows
+            host_mtu[row.source] = (row.start, row.local_mtu, path.source_site)
+        paths.append(path)
+    return paths, host_mtu
+
+
+def _reverse(row, rev):
+    """The reverse direction of a path: its MTUs (from the reflector, and from the reverse
+    path's own latest result `rev`) and whether either saw a black hole."""
+    reverse = []
+    if row.reverse_path_mtu is not None:
+        reverse.append(row.reverse_path_mtu)
+    rev_bh = blackhole_fields(pmtud=row.reverse_pmtud)
+    if rev is not None and rev.succeeded and rev.path_mtu is not None:
+        reverse.append(rev.path_mtu)
+    if rev is not None and blackhole_fields(pmtud=rev.pmtud, partial=rev.partial):
+        rev_bh = True
+    return reverse, rev_bh
+
+
+def _path(row, rev, target, site_of):
+    fwd_bh = blackhole_fields(pmtud=row.pmtud, partial=row.partial)
+    reverse, rev_bh = _reverse(row, rev)
+    reverse_mtu = min(reverse) if reverse else None
+    # The path's state is the result rule (path_state.RULE) over both directions: this
+    # result, with the reverse direction's MTU and black hole from the reverse result too.
+    state = state_of_fields(target, succeeded=row.succeeded, path_mtu=row.path_mtu,
+                            pmtud="blackhole" if fwd_bh else row.pmtud,
+                            reverse_path_mtu=reverse_mtu,
+                            reverse_pmtud="blackhole" if rev_bh else None)
+    # Which direction fails: each direction's MTU against the target (the `jumbo` verdict,
+    # core.mtu.is_jumbo) and its black holes.
+    fwd_ok = bool(row.succeeded) and is_jumbo(row.path_mtu, target) is True
+    rev_ok = not rev_bh and (reverse_mtu is None or is_jumbo(reverse_mtu, target))
+    failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
+    return Path(
+        row.source, row.dest, row.ip_version, site_of(row.source, row.source_ip, row.source_site),
+        site_of(row.dest, row.dest_ip, row.dest_site), row.start, row.path_mtu, reverse_mtu,
+        bool(reverse) or rev is not None, row.local_mtu, row.pmtud, bool(row.partial), fwd_bh,
+        rev_bh, state == "jumbo", state, failing, bool(row.succeeded), row)
+
+
+# -- the report's sections ----------------------------------------------------------------------
+
+def _headline(queries, opts, paths, host_mtu, counted):
+    """The report up to its headline numbers: configured hosts, capable paths, undecided."""
+    count, first, last = counted
+    target = opts.target
+    window = opts.window
     n_paths = len(paths)
     n_capable = sum(1 for p in paths if p.capable)
     hosts_cfg = sum(1 for v in host_mtu.values() if v[1] >= target)
-
     report = collections.OrderedDict()
     report["schema"] = 1
     report["generated"] = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -244,30 +288,18 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["targets"] = collections.OrderedDict(TARGETS)
     report["paths"] = n_paths
     report["capable_paths"] = n_capable
-    report["capable"] = _share(n_capable, n_paths)
+    report["capable"] = share(n_capable, n_paths)
     report["hosts"] = len(host_mtu)
     report["configured_hosts"] = hosts_cfg
-    report["configured"] = _share(hosts_cfg, len(host_mtu))
+    report["configured"] = share(hosts_cfg, len(host_mtu))
     report["reverse_unknown"] = sum(1 for p in paths if not p.reverse_known)
     # Undecided: would be jumbo, but flows were left unmeasured (path_state's `unknown`).
     report["unknown_paths"] = sum(1 for p in paths if p.state == "unknown")
+    return report
 
-    # -- site pairs (matrix, traffic) -----------------------------------------------------
-    pairs = {}
-    for p in paths:
-        cell = pairs.setdefault((p.source_site, p.dest_site), {
-            "paths": 0, "capable": 0, "min_mtu": None, "max_mtu": None, "blackholes": 0})
-        cell["paths"] += 1
-        cell["capable"] += p.capable
-        if p.path_mtu is not None and p.succeeded:
-            cell["min_mtu"] = p.path_mtu if cell["min_mtu"] is None else min(cell["min_mtu"], p.path_mtu)
-            cell["max_mtu"] = p.path_mtu if cell["max_mtu"] is None else max(cell["max_mtu"], p.path_mtu)
-        cell["blackholes"] += p.blackhole
-    site_names = sorted(set(s for pair in pairs for s in pair))
 
-    traffic = None
-    if opts.volumes is not None:
-        traffic = _traffic(opts.volumes, pairs, site_names)
+def _add_status(report, traffic):
+    """`used` and `traffic` (from the volume matrix) and the DC26/DC28 status against them."""
     report["used"] = traffic["used"] if traffic else None
     report["traffic"] = traffic
     report["status"] = [
@@ -277,7 +309,9 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
          "traffic_met": None if report["used"] is None else report["used"] >= goal}
         for name, goal in TARGETS]
 
-    # -- black holes (the action list) ----------------------------------------------------
+
+def _blackholes(paths, held_paths):
+    """The action list: every black-holed path, those behind the most shared hop first."""
     blackholes = []
     for p in paths:
         if not p.blackhole:
@@ -292,152 +326,23 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     by_hop = collections.Counter(b["hop_ip"] for b in blackholes if b["hop_ip"])
     blackholes.sort(key=lambda b: (-by_hop.get(b["hop_ip"], 0), b["partial"], b["hop_ip"] or "",
                                    b["source"], b["dest"]))
-    report["blackholes"] = blackholes
+    return blackholes
 
-    # -- sites ----------------------------------------------------------------------------
-    report["sites"] = _sites(paths, host_mtu, site_names, target, traffic, n_paths,
-                             opts.volumes, pairs)
 
-    # -- matrix ---------------------------------------------------------------------------
-    report["matrix"] = {
-        "sites": site_names,
-        "cells": [collections.OrderedDict([("source_site", a), ("dest_site", b)] + sorted(c.items()))
-                  for (a, b), c in sorted(pairs.items())],
-    }
-
-    # -- localisation ---------------------------------------------------------------------
-    report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min)
-
-    # -- trend ----------------------------------------------------------------------------
+def _add_trend(report, f_hist, held_paths, interval):
+    """The trend section from the store's history pass; its changes (held paths applied)."""
     trend, ch = f_hist.result()
-    ch = held.changes(ch, held_paths)
     for b in trend:
-        b["capable_share"] = _share(b["capable"], b["results"])
-        b["configured_share"] = _share(b["configured"], b["results"])
+        b["capable_share"] = share(b["capable"], b["results"])
+        b["configured_share"] = share(b["configured"], b["results"])
         b["unknown"] = b.get("unknown", 0)
     report["trend"] = {"interval": interval, "buckets": trend}
+    return held.changes(ch, held_paths)
 
-    # -- gains ----------------------------------------------------------------------------
-    measured, latency = f_gain.result()
-    report["gains"], report["expected_gains"] = gain_tables(measured, latency, paths, target,
-                                                            opts.link_speed, opts.limit)
 
-    # -- changes --------------------------------------------------------------------------
+def _add_changes(report, ch, paths):
     report["changes"] = ch["changes"]
     report["changed_paths"] = ch["changed_paths"]
     report["total_changes"] = ch.get("total_changes")
     report["flapping"] = ch["flapping"]
     report["failed_paths"] = sum(1 for p in paths if p.state == "failed")
-    for hook in opts.extra:
-        hook(report, paths, host_mtu, opts)
-    return report
-
-
-def _traffic(volumes, pairs, site_names):
-    known = set(site_names)
-    unknown = sorted(set(s for (a, b, _v) in volumes for s in (a, b) if s not in known))
-    if unknown:
-        raise ReportError("volume matrix names sites the store does not know: %s (known: %s)"
-                          % (", ".join(unknown[:10]), ", ".join(site_names[:20]) or "none"))
-    total = measured = capable = 0.0
-    unmeasured_pairs = []
-    for a, b, v in volumes:
-        total += v
-        cell = pairs.get((a, b))
-        if not cell or not cell["paths"]:
-            unmeasured_pairs.append([a, b, v])
-            continue
-        measured += v
-        capable += v * cell["capable"] / float(cell["paths"])
-    return {"bytes": total, "measured_bytes": measured, "capable_bytes": capable,
-            "used": _share(capable, measured), "unmeasured": unmeasured_pairs}
-
-
-def _sites(paths, host_mtu, site_names, target, traffic, n_paths, volumes=None, pairs=None):
-    # Hosts proven jumbo-ready elsewhere: a capable path with a third site.
-    proven = collections.defaultdict(set)  # host -> sites it has capable paths with
-    for p in paths:
-        if p.capable:
-            proven[p.source].add(p.dest_site)
-            proven[p.dest].add(p.source_site)
-    # With a volume matrix, each path carries its site pair's bytes shared among its paths.
-    per_path_bytes = {}
-    if traffic is not None and volumes and traffic.get("measured_bytes"):
-        for a, b, v in volumes:
-            cell = pairs.get((a, b))
-            if cell and cell["paths"]:
-                per_path_bytes[(a, b)] = per_path_bytes.get((a, b), 0.0) + v / float(cell["paths"])
-    stats = {s: {"site": s, "hosts": set(), "host_mtu": set(), "out_paths": 0, "out_capable": 0,
-                 "in_paths": 0, "in_capable": 0, "out_fail": 0, "in_fail": 0,
-                 "blackholes": 0, "pmtud": collections.Counter(), "unlocked": 0,
-                 "unlocked_bytes": 0.0}
-             for s in site_names}
-    for host, (_start, mtu, site) in host_mtu.items():
-        stats[site]["hosts"].add(host)
-        stats[site]["host_mtu"].add(mtu)
-    for p in paths:
-        s, d = stats[p.source_site], stats[p.dest_site]
-        s["hosts"].add(p.source)
-        d["hosts"].add(p.dest)
-        s["out_paths"] += 1
-        d["in_paths"] += 1
-        s["out_capable"] += p.capable
-        d["in_capable"] += p.capable
-        # The direction a site fails in: its outbound measurement or its inbound one.
-        if "out" in p.failing:
-            s["out_fail"] += 1
-            d["in_fail"] += 1
-        s["pmtud"][p.pmtud or "unknown"] += 1
-        if p.blackhole:
-            s["blackholes"] += 1
-            if p.dest_site != p.source_site:
-                d["blackholes"] += 1
-        if not p.capable:
-            for me, other, other_site in ((p.source_site, p.dest, p.dest_site),
-                                          (p.dest_site, p.source, p.source_site)):
-                if other_site == me:
-                    continue
-                if proven[other] - {me, other_site}:
-                    stats[me]["unlocked"] += 1
-                    stats[me]["unlocked_bytes"] += per_path_bytes.get((p.source_site, p.dest_site), 0.0)
-    out = []
-    for s in stats.values():
-        fail_out, fail_in = s["out_fail"], s["in_fail"]
-        if fail_out and fail_in:
-            direction = "both"
-        elif fail_out:
-            direction = "outbound"
-        elif fail_in:
-            direction = "inbound"
-        else:
-            direction = "-"
-        pm = s["pmtud"]
-        if s["blackholes"]:
-            health = "black holes (%d)" % s["blackholes"]
-        elif pm.get("ok") or pm.get("not-needed"):
-            health = "ok"
-        else:
-            health = "unknown"
-        mtus = sorted(m for m in s["host_mtu"] if m is not None)
-        total = s["out_paths"] + s["in_paths"]
-        capable = s["out_capable"] + s["in_capable"]
-        out.append(collections.OrderedDict([
-            ("site", s["site"]), ("hosts", len(s["hosts"])),
-            ("host_mtu", mtus), ("configured", bool(mtus) and mtus[0] >= target),
-            ("out_paths", s["out_paths"]), ("out_capable", s["out_capable"]),
-            ("in_paths", s["in_paths"]), ("in_capable", s["in_capable"]),
-            ("capable", _share(capable, total)), ("fails", direction),
-            ("out_fail", fail_out), ("in_fail", fail_in),
-            ("blackholes", s["blackholes"]), ("pmtud", health),
-            ("pmtud_counts", dict(sorted(pm.items()))),
-            ("unlocked_paths", s["unlocked"]), ("unlocked", _share(s["unlocked"], n_paths)),
-            ("unlocked_traffic", _share(s["unlocked_bytes"], traffic["measured_bytes"])
-             if per_path_bytes else None),
-        ]))
-    # Ranked by the traffic they would unlock when the volumes are known (the targets are about
-    # traffic), else by paths.
-    out.sort(key=lambda s: (-(s["unlocked_traffic"] or 0), -s["unlocked_paths"],
-                            -(s["out_fail"] + s["in_fail"]), s["site"]))
-    for rank, s in enumerate(out, 1):
-        s["rank"] = rank
-    return out

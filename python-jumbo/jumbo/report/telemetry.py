@@ -136,13 +136,18 @@ def _norm(key):
         return key
 
 
+# A Prometheus instance label: "[v6 address]..." or "host:port" (one colon); anything else (a
+# bare IPv6 address, a name without a port) is the host itself.
+_INSTANCE = re.compile(r"\[(?P<bracketed>[^\]]*)|(?P<host>[^:]*):[^:]*\Z")
+
+
 def instance_host(instance):
     """'host:9100', '198.18.0.1:9100', '[fd00::1]:9100' -> the host part."""
-    if instance.startswith("["):
-        return instance[1:].split("]", 1)[0]
-    if instance.count(":") == 1:
-        return instance.rsplit(":", 1)[0]
-    return instance
+    match = _INSTANCE.match(instance)
+    if match is None:
+        return instance
+    bracketed = match.group("bracketed")
+    return match.group("host") if bracketed is None else bracketed
 
 
 class Telemetry(object):

@@ -5,7 +5,7 @@ without Prometheus renders exactly as before."""
 
 from html import escape
 
-from .render import pct
+from .formatting import metric_rows, pct
 
 
 def _gb(value):
@@ -56,14 +56,11 @@ def amend_text(r, lines):
 
 def rows(r):
     t = r["telemetry"]
-    yield ("telemetry", "mesh", "used", t["used"])
-    yield ("telemetry", "mesh", "used_source", r.get("used_source"))
-    yield ("telemetry", "mesh", "bytes", t["bytes"])
-    yield ("telemetry", "mesh", "jumbo_bytes", t["jumbo_bytes"])
-    yield ("telemetry", "mesh", "capable", t["capable"])
-    yield ("telemetry", "mesh", "gap", t["gap"])
-    yield ("telemetry", "mesh", "gap_bytes", t["gap_bytes"])
-    yield ("telemetry", "mesh", "unmapped_bytes", t["unmapped_bytes"])
+    mesh = dict(t, used_source=r.get("used_source"))
+    for row in metric_rows("telemetry", "mesh", mesh, (
+            "used", "used_source", "bytes", "jumbo_bytes", "capable", "gap", "gap_bytes",
+            "unmapped_bytes")):
+        yield row
     for version, v in t["by_ip_version"].items():
         for k in ("bytes", "jumbo_bytes", "used", "gap"):
             yield ("telemetry", version, k, v[k])

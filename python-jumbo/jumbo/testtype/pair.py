@@ -26,11 +26,14 @@ Public API (jumbo.protocol.jumbo_throughput's seven methods call these; the tool
 
 import copy
 
-from . import render as renders
-from ..core import schema as schemas
 from . import spec as specs
+from .render import (html_page, integer, number, pairs_html, pairs_text, show, strip_private,
+                     tables, text_page, throughput_pairs)
+from ..core import limits
+from ..core import schema as schemas
 from ..core import units
 from ..core import validate as validation
+from ..tool import runner  # the tool's own arithmetic: the slot it will ask pScheduler for
 
 TEST = schemas.PAIR_TEST
 SCHEMA = 1
@@ -85,8 +88,6 @@ SLOT_FIELDS = "duration, omit, rounds, direction, order"
 def _slot_problem(spec):
     """The exclusive slot the run would reserve on both nodes, against the node's limit
     (jumbo.core.limits: throughput-max-slot, PT10M by default)."""
-    from ..core import limits
-    from ..tool import runner  # the tool's own arithmetic: what it will ask pScheduler for
     try:
         limit = limits.throughput_max_slot()
     except limits.LimitsError as err:
@@ -341,9 +342,9 @@ def verdict(result):
     if result.get("succeeded") is False:
         return "Run failed: %s" % (result.get("error") or "no reason given")
     what = result.get("verdict")
-    gain = renders._num(result.get("gain"))
-    noise = renders._num(result.get("gain-noise"))
-    size = renders._int(result.get("jumbo-mtu"))
+    gain = number(result.get("gain"))
+    noise = number(result.get("gain-noise"))
+    size = integer(result.get("jumbo-mtu"))
     if what == "blackhole":
         line = "Jumbo legs stalled while 1500 flowed: black hole at MTU %s" % (size or "?")
     elif what == "skipped":
@@ -355,7 +356,7 @@ def verdict(result):
              "no-difference": "no difference beyond the noise"}.get(what, what))
     else:
         line = "Throughput verdict: %s" % (what or "unknown")
-    path = renders._int(result.get("path-mtu"))
+    path = integer(result.get("path-mtu"))
     line += "; path MTU %s" % (path if path is not None else "unknown")
     return line
 
@@ -368,50 +369,34 @@ def _pairs(spec, result):
              ("PMTUD", result.get("pmtud"))]
     if result.get("path-mtu-error"):
         pairs.append(("Path MTU not measured", result["path-mtu-error"]))
-    pairs = [(label, renders._show(value)) for label, value in pairs if value is not None]
+    pairs = [(label, show(value)) for label, value in pairs if value is not None]
     # The same lines as a pmtu result's throughput phase (render owns their wording).
-    pairs += renders._throughput_pairs({"throughput": result})
+    pairs += throughput_pairs({"throughput": result})
     for note in result.get("notes") or []:
-        pairs.append(("Note", renders._show(note)))
+        pairs.append(("Note", show(note)))
     return pairs
 
 
 def result_text(spec, result):
-    spec, result = renders.strip_private(spec or {}), renders.strip_private(result or {})
-    lines = [verdict(result), ""]
-    pairs = _pairs(spec, result)
-    width = max([len(label) for label, _ in pairs] or [0])
-    lines += ["%s  %s" % ((label + ":").ljust(width + 1), value) for label, value in pairs]
-    for title, header, rows in renders._tables({"throughput": result}):
-        lines += ["", title + ":"] + ["  " + line for line in renders._text_table(header, rows)]
-    if result.get("succeeded") is False and result.get("diags"):
-        lines += ["", "Diagnostics:", str(result["diags"])]
-    return "\n".join(lines).rstrip() + "\n"
+    spec, result = strip_private(spec or {}), strip_private(result or {})
+    return text_page(verdict(result), _pairs(spec, result), tables({"throughput": result}), result)
 
 
 def result_html(spec, result):
-    spec, result = renders.strip_private(spec or {}), renders.strip_private(result or {})
-    parts = ["<p><b>%s</b></p>" % renders._e(verdict(result)),
-             renders._html_pairs(_pairs(spec, result))]
-    parts += [renders._html_table(*table) for table in renders._tables({"throughput": result})]
-    if result.get("succeeded") is False and result.get("diags"):
-        parts.append("<pre>%s</pre>" % renders._e(result["diags"]))
-    return "\n".join(parts) + "\n"
+    spec, result = strip_private(spec or {}), strip_private(result or {})
+    return html_page(verdict(result), _pairs(spec, result), tables({"throughput": result}), result)
 
 
 def _spec_pairs(spec):
     full = with_defaults(spec)
     keys = [k for k, _, _ in specs.ENDPOINT_OPTIONS] + [k for k, _, _, _ in _VALUES]
-    return [(key, renders._show(full[key]) + ("" if key in spec else " (default)"))
+    return [(key, show(full[key]) + ("" if key in spec else " (default)"))
             for key in keys if key in full]
 
 
 def spec_text(spec):
-    pairs = _spec_pairs(renders.strip_private(spec))
-    width = max(len(label) for label, _ in pairs)
-    return "\n".join("%s  %s" % ((label + ":").ljust(width + 1), value)
-                     for label, value in pairs) + "\n"
+    return pairs_text(_spec_pairs(strip_private(spec)))
 
 
 def spec_html(spec):
-    return renders._html_pairs(_spec_pairs(renders.strip_private(spec))) + "\n"
+    return pairs_html(_spec_pairs(strip_private(spec))) + "\n"

@@ -7,17 +7,19 @@ In HTML every value is escaped, whatever its origin.
 
     result_text(spec, result) / result_html(spec, result)
     spec_text(spec) / spec_html(spec)
-    verdict(result) -> the one-line verdict
+    verdict(result) -> the one-line verdict (jumbocheck prints the same line)
 
-Size: verdict is over 60 lines: one verdict line per result shape (black hole either way,
-per flow, jumbo, standard, failed), in order of precedence, so that the precedence is read
-top to bottom (jumbocheck prints the same line).
+What jumbo.testtype.pair (the jumbo-throughput test) renders with the same wording:
+    number(value), integer(value), show(value)      a value read and shown leniently
+    throughput_pairs(result), tables(result)        a throughput phase's lines and tables
+    text_page / html_page(verdict line, pairs, tables, result), pairs_text / pairs_html(pairs)
 """
 
 import html
 
 from . import spec as specs
 from ..core import units
+from ..core.mtu import is_jumbo
 
 
 def strip_private(value):
@@ -38,7 +40,8 @@ def _list(value):
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _int(value):
+def integer(value):
+    """An int (an integral float too), else None (a bool is no number here)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -48,13 +51,14 @@ def _int(value):
     return None
 
 
-def _num(value):
+def number(value):
+    """An int or float, else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value
 
 
-def _show(value):
+def show(value):
     """Any value as short text ("-" for missing)."""
     if value is None:
         return "-"
@@ -64,7 +68,7 @@ def _show(value):
 
 
 def _bits(value):
-    value = _num(value)
+    value = number(value)
     if value is None:
         return "-"
     for factor, unit in ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
@@ -77,7 +81,7 @@ def _rtt(value):
     """An ISO 8601 duration (or seconds) as milliseconds."""
     if value is None:
         return "-"
-    seconds = _num(value)
+    seconds = number(value)
     if seconds is None:
         seconds = units.duration_seconds_or_none(value)
     if seconds is None:
@@ -86,18 +90,20 @@ def _rtt(value):
 
 
 def _percent(value):
-    value = _num(value)
+    value = number(value)
     return "-" if value is None else "%.1f%%" % value
 
 
 # ------------------------------------------------------------------------------------------
-# The verdict
+# The verdict: the headline (the path MTU against the target), what the PMTUD state and the
+# black hole add to it, then the notes (flows, reverse path, throughput). Whether the path is
+# jumbo is core.mtu.is_jumbo's answer, never worked out here.
 
 def _flows_note(result):
     flows = _list(result.get("flows"))
     if len(flows) < 2:
         return None
-    mtus = [_int(flow.get("path-mtu")) for flow in flows]
+    mtus = [integer(flow.get("path-mtu")) for flow in flows]
     holes = [flow for flow in flows if flow.get("pmtud") == "blackhole"]
     if len(set(mtus)) > 1 or 0 < len(holes) < len(flows):
         if holes:
@@ -114,11 +120,89 @@ def _undecided(result, target):
     if not flows:
         return "Path MTU not decided: %d carried, flows left unmeasured; PMTUD unknown" % target
     missing = sum(1 for flow in flows if flow.get("pmtud") == "unknown"
-                  or _int(flow.get("path-mtu")) is None)
-    carried = sum(1 for flow in flows if flow.get("pmtud") not in ("unknown", "blackhole")
-                  and (_int(flow.get("path-mtu")) or 0) >= target)
+                  or integer(flow.get("path-mtu")) is None)
+    carried = sum(1 for flow in flows if flow.get("pmtud") != "blackhole"
+                  and is_jumbo(integer(flow.get("path-mtu")), target, flow.get("pmtud")))
     return ("Path MTU not decided: %d of %d flows carried %d, %d not measured (run cut short); "
             "PMTUD unknown" % (carried, len(flows), target, missing))
+
+
+def _jumbo(path, target, pmtud):
+    """The `jumbo` verdict (core.mtu.is_jumbo); None without a target to judge against."""
+    return None if target is None else is_jumbo(path, target, pmtud)
+
+
+def _headline(path, target, jumbo, pmtud):
+    if path is None:
+        return "Path MTU unknown" + (": black hole" if pmtud == "blackhole" else "")
+    if jumbo is False:
+        return "Path MTU %d < %d" % (path, target)
+    return "Path MTU %d" % path
+
+
+def _where_it_vanishes(result, path, target):
+    """A forward black hole: the hop, and the sizes that vanish."""
+    hole = _obj(result.get("blackhole"))
+    where = "black hole"
+    ttl = integer(hole.get("ttl"))
+    if ttl is not None:
+        where += " at hop %d" % ttl
+        if hole.get("ip"):
+            where += " (%s)" % hole["ip"]
+    top = integer(result.get("local-mtu")) or target or integer(hole.get("size"))
+    if top is not None and top > path:
+        return where + ", %d-%d byte packets vanish" % (path + 1, top)
+    return where + ", larger packets vanish"
+
+
+def _not_jumbo(result, pmtud):
+    """A path below the target: what PMTUD does about it."""
+    line = "not jumbo"
+    if pmtud == "ok":
+        senders = [p.get("from") for p in _list(result.get("ptb"))
+                   if p.get("useful") and p.get("from")]
+        line += ", PMTUD works"
+        if senders:
+            line += " (too-big from %s)" % senders[0]
+    elif pmtud == "not-needed":
+        line += ", PMTUD not needed"
+    elif pmtud == "unknown":
+        line += ", PMTUD could not be checked"
+    return line
+
+
+def _detail(result, path, target, jumbo, pmtud):
+    """What follows a measured path MTU: where big packets vanish, or jumbo or not."""
+    if pmtud == "blackhole":
+        return _where_it_vanishes(result, path, target)
+    if not jumbo:
+        return _not_jumbo(result, pmtud)
+    if pmtud == "not-needed":
+        return "jumbo end to end, PMTUD not needed"
+    if pmtud == "ok":
+        return "jumbo end to end, PMTUD works"
+    return "jumbo end to end"
+
+
+def _notes(result, path, undecided):
+    notes = []
+    flows = None if undecided else _flows_note(result)
+    if flows:
+        notes.append(flows)
+    unmeasured = integer(result.get("flows-not-measured"))
+    if unmeasured:
+        # Asked for, never probed (the dest's ICMP budget): they cleared nothing.
+        notes.append("%d of %d flows not measured (the dest's ICMP rate limit)"
+                     % (unmeasured, unmeasured + len(_list(result.get("flows")))))
+    reverse = integer(result.get("reverse-path-mtu"))
+    if reverse is not None and reverse != path:
+        notes.append("reverse path MTU %d" % reverse)
+    elif result.get("reverse-pmtud") == "blackhole":
+        notes.append("reverse path has a black hole")
+    gain = number(_obj(result.get("throughput")).get("gain"))
+    if gain is not None:
+        notes.append("jumbo throughput x%.2f" % gain)
+    return notes
 
 
 def verdict(result):
@@ -127,77 +211,20 @@ def verdict(result):
     if result.get("succeeded") is False:
         error = result.get("error")
         return "Run failed: %s" % (error if isinstance(error, str) and error else "no reason given")
-    path = _int(result.get("path-mtu"))
-    target = _int(result.get("target-mtu"))
-    local = _int(result.get("local-mtu"))
+    path = integer(result.get("path-mtu"))
+    target = integer(result.get("target-mtu"))
     pmtud = result.get("pmtud")
-    hole = _obj(result.get("blackhole"))
-
-    undecided = (pmtud == "unknown" and path is not None and target is not None
-                 and path >= target)
+    jumbo = _jumbo(path, target, pmtud)
+    # Undecided (jumbo.archive.path_state's `unknown`, never jumbo): the path MTU reaches the
+    # target but flows were left unmeasured, and they may be the ones a partial black hole eats.
+    undecided = path is not None and target is not None and jumbo is None
     if undecided:
-        # Not jumbo (jumbo.archive.path_state's `unknown`): the unmeasured flows may be the
-        # ones a partial black hole eats.
         line = _undecided(result, target)
-    elif path is None:
-        line = "Path MTU unknown"
-        if pmtud == "blackhole":
-            line += ": black hole"
-    elif target is not None and path < target:
-        line = "Path MTU %d < %d" % (path, target)
     else:
-        line = "Path MTU %d" % path
-
-    if path is not None and not undecided:
-        if pmtud == "blackhole":
-            where = "black hole"
-            ttl = _int(hole.get("ttl"))
-            if ttl is not None:
-                where += " at hop %d" % ttl
-                if hole.get("ip"):
-                    where += " (%s)" % hole["ip"]
-            top = local or target or _int(hole.get("size"))
-            if top is not None and top > path:
-                where += ", %d-%d byte packets vanish" % (path + 1, top)
-            else:
-                where += ", larger packets vanish"
-            line += ": " + where
-        elif target is not None and path >= target:
-            line += ": jumbo end to end"
-            if pmtud == "not-needed":
-                line += ", PMTUD not needed"
-            elif pmtud == "ok":
-                line += ", PMTUD works"
-        else:
-            line += ": not jumbo"
-            if pmtud == "ok":
-                senders = [p.get("from") for p in _list(result.get("ptb"))
-                           if p.get("useful") and p.get("from")]
-                line += ", PMTUD works"
-                if senders:
-                    line += " (too-big from %s)" % senders[0]
-            elif pmtud == "not-needed":
-                line += ", PMTUD not needed"
-            elif pmtud == "unknown":
-                line += ", PMTUD could not be checked"
-
-    notes = []
-    flows = None if undecided else _flows_note(result)
-    if flows:
-        notes.append(flows)
-    unmeasured = _int(result.get("flows-not-measured"))
-    if unmeasured:
-        # Asked for, never probed (the dest's ICMP budget): they cleared nothing.
-        notes.append("%d of %d flows not measured (the dest's ICMP rate limit)"
-                     % (unmeasured, unmeasured + len(_list(result.get("flows")))))
-    reverse = _int(result.get("reverse-path-mtu"))
-    if reverse is not None and reverse != path:
-        notes.append("reverse path MTU %d" % reverse)
-    elif result.get("reverse-pmtud") == "blackhole":
-        notes.append("reverse path has a black hole")
-    gain = _num(_obj(result.get("throughput")).get("gain"))
-    if gain is not None:
-        notes.append("jumbo throughput x%.2f" % gain)
+        line = _headline(path, target, jumbo, pmtud)
+        if path is not None:
+            line += ": " + _detail(result, path, target, jumbo, pmtud)
+    notes = _notes(result, path, undecided)
     if notes:
         line += "; " + "; ".join(notes)
     return line
@@ -228,49 +255,51 @@ def _summary(spec, result):
     hole = result.get("blackhole")
     if isinstance(hole, dict):
         pairs.append(("Black hole", "hop %s (%s), packets of %s bytes vanish" % (
-            _show(hole.get("ttl")), _show(hole.get("ip")), _show(hole.get("size")))))
+            show(hole.get("ttl")), show(hole.get("ip")), show(hole.get("size")))))
     if "reverse-path-mtu" in result or "reverse-pmtud" in result:
         pairs.append(("Reverse path MTU", result.get("reverse-path-mtu")))
         pairs.append(("Reverse PMTUD", result.get("reverse-pmtud")))
     ptb = _list(result.get("ptb"))
     if ptb:
         pairs.append(("Too-big messages", ", ".join(
-            "%s (MTU %s%s)" % (_show(p.get("from")), _show(p.get("mtu")),
+            "%s (MTU %s%s)" % (show(p.get("from")), show(p.get("mtu")),
                                "" if p.get("useful", True) else ", ignored") for p in ptb)))
     if "probes" in result:
         pairs.append(("Probes sent", result.get("probes")))
-    if _num(result.get("elapsed")) is not None:
+    if number(result.get("elapsed")) is not None:
         pairs.append(("Elapsed", _elapsed(result["elapsed"])))
-    return [(label, _show(value)) for label, value in pairs if value is not None]
+    return [(label, show(value)) for label, value in pairs if value is not None]
 
 
-def _tables(result):
-    tables = []
+def tables(result):
+    """The detail tables of a result: [(title, header, rows)] for its flows, hops and
+    throughput runs (each only when present)."""
+    out = []
     flows = _list(result.get("flows"))
     if flows:
-        tables.append(("Flows", ["Flow", "Source port", "Flow label", "Path MTU", "PMTUD"], [
-            [_show(f.get("flow", i)), _show(f.get("source-port")), _show(f.get("flow-label")),
-             _show(f.get("path-mtu")), _show(f.get("pmtud"))] for i, f in enumerate(flows)]))
+        out.append(("Flows", ["Flow", "Source port", "Flow label", "Path MTU", "PMTUD"], [
+            [show(f.get("flow", i)), show(f.get("source-port")), show(f.get("flow-label")),
+             show(f.get("path-mtu")), show(f.get("pmtud"))] for i, f in enumerate(flows)]))
     hops = _list(result.get("hops"))
     if hops:
-        tables.append(("Hops", ["TTL", "Address", "MTU", "RTT"], [
-            [_show(h.get("ttl")), _show(h.get("ip")), _show(h.get("mtu")), _rtt(h.get("rtt"))]
+        out.append(("Hops", ["TTL", "Address", "MTU", "RTT"], [
+            [show(h.get("ttl")), show(h.get("ip")), show(h.get("mtu")), _rtt(h.get("rtt"))]
             for h in hops]))
     phase = result.get("throughput")
     if isinstance(phase, dict):
         runs = _list(phase.get("runs"))
         if runs:
-            tables.append(("Throughput runs", [
+            out.append(("Throughput runs", [
                 "#", "Direction", "MTU", "MSS", "Seen MSS", "Throughput", "Retransmits",
                 "CPU send", "CPU recv", "RTT", "OK"], [
-                [_show(r.get("order")), _show(r.get("direction")), _show(r.get("mtu")),
-                 _show(r.get("mss")), _show(r.get("observed-mss")), _bits(r.get("throughput")),
-                 _show(r.get("retransmits")), _percent(r.get("cpu-sender")),
+                [show(r.get("order")), show(r.get("direction")), show(r.get("mtu")),
+                 show(r.get("mss")), show(r.get("observed-mss")), _bits(r.get("throughput")),
+                 show(r.get("retransmits")), _percent(r.get("cpu-sender")),
                  _percent(r.get("cpu-receiver")), _rtt(r.get("rtt")),
-                 _show(r.get("succeeded")) if r.get("error") is None
+                 show(r.get("succeeded")) if r.get("error") is None
                  else "no: %s" % r.get("error")]
                 for r in runs]))
-    return tables
+    return out
 
 
 def _ceiling(size):
@@ -281,26 +310,27 @@ def _ceiling(size):
     return size
 
 
-def _throughput_pairs(result):
+def throughput_pairs(result):
+    """[(label, text)] of a result's throughput phase (none without one)."""
     phase = result.get("throughput")
     if not isinstance(phase, dict):
         return []
     pairs = []
     if phase.get("skipped"):
-        pairs.append(("Throughput phase", "skipped: %s" % _show(phase.get("skipped"))))
+        pairs.append(("Throughput phase", "skipped: %s" % show(phase.get("skipped"))))
     for key, label in (("standard", "Standard MTU"), ("jumbo", "Jumbo MTU")):
         agg = _obj(phase.get(key))
         if agg:
             text = "mean %s" % _bits(agg.get("mean"))
-            if _num(agg.get("stdev")) is not None:
+            if number(agg.get("stdev")) is not None:
                 text += ", stdev %s" % _bits(agg.get("stdev"))
             if agg.get("runs") is not None:
-                text += ", %s runs" % _show(agg.get("runs"))
+                text += ", %s runs" % show(agg.get("runs"))
             pairs.append((label, text))
-    gain = _num(phase.get("gain"))
+    gain = number(phase.get("gain"))
     if gain is not None:
         text = "x%.2f" % gain
-        noise = _num(phase.get("gain-noise"))
+        noise = number(phase.get("gain-noise"))
         if noise is not None:
             text += " (+/- %.2f)" % noise
         pairs.append(("Gain (jumbo / standard)", text))
@@ -309,14 +339,14 @@ def _throughput_pairs(result):
         pairs.append(("Mathis ceiling", "standard %s, jumbo %s" % (
             _bits(_ceiling(mathis.get("standard"))), _bits(_ceiling(mathis.get("jumbo"))))))
     if phase.get("verdict") is not None:
-        pairs.append(("Throughput verdict", _show(phase.get("verdict"))))
+        pairs.append(("Throughput verdict", show(phase.get("verdict"))))
     return pairs
 
 
 def _inputs(spec, result):
     spec = strip_private(_obj(spec))
     result = strip_private(_obj(result))
-    if result.get("target-mtu") is None and _int(spec.get("target-mtu", 0)) is not None:
+    if result.get("target-mtu") is None and integer(spec.get("target-mtu", 0)) is not None:
         result["target-mtu"] = specs.with_defaults(spec)["target-mtu"]
     return spec, result
 
@@ -332,18 +362,33 @@ def _text_table(header, rows):
     return lines
 
 
-def result_text(spec, result):
-    """Plain text: the verdict line, then the summary, tables and throughput."""
-    spec, result = _inputs(spec, result)
-    lines = [verdict(result), ""]
-    pairs = _summary(spec, result) + _throughput_pairs(result)
+def _aligned(pairs):
+    """(label, value) pairs as "label:  value" lines, the values in one column."""
     width = max([len(label) for label, _ in pairs] or [0])
-    lines += ["%s  %s" % ((label + ":").ljust(width + 1), value) for label, value in pairs]
-    for title, header, rows in _tables(result):
-        lines += ["", title + ":"] + ["  " + line for line in _text_table(header, rows)]
+    return ["%s  %s" % ((label + ":").ljust(width + 1), value) for label, value in pairs]
+
+
+def text_page(line, pairs, tables_, result):
+    """A result as plain text: its verdict `line`, the (label, value) `pairs`, the (title,
+    header, rows) `tables_`, and the diagnostics of a failed run."""
+    lines = [line, ""] + _aligned(pairs)
+    for title, header, rows in tables_:
+        lines += ["", title + ":"] + ["  " + row for row in _text_table(header, rows)]
     if result.get("succeeded") is False and result.get("diags"):
         lines += ["", "Diagnostics:", str(result["diags"])]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def pairs_text(pairs):
+    """A spec's (key, value) pairs as text."""
+    return "\n".join(_aligned(pairs)) + "\n"
+
+
+def result_text(spec, result):
+    """Plain text: the verdict line, then the summary, tables and throughput."""
+    spec, result = _inputs(spec, result)
+    return text_page(verdict(result), _summary(spec, result) + throughput_pairs(result),
+                     tables(result), result)
 
 
 def _spec_pairs(spec):
@@ -352,48 +397,48 @@ def _spec_pairs(spec):
     for key in ("source", "source-node", "dest", "dest-node", "ip-version", "target-mtu",
                 "max-mtu", "min-mtu", "flows", "hops", "reverse", "timeout"):
         if key in full:
-            pairs.append((key, _show(full[key]) + ("" if key in spec else " (default)")))
+            pairs.append((key, show(full[key]) + ("" if key in spec else " (default)")))
     return pairs
 
 
 def spec_text(spec):
-    spec = strip_private(_obj(spec))
-    pairs = _spec_pairs(spec)
-    width = max(len(label) for label, _ in pairs)
-    return "\n".join("%s  %s" % ((label + ":").ljust(width + 1), value)
-                     for label, value in pairs) + "\n"
+    return pairs_text(_spec_pairs(strip_private(_obj(spec))))
 
 
 # ------------------------------------------------------------------------------------------
 # HTML (a fragment; every value escaped)
 
-def _e(value):
+def _escape(value):
     return html.escape(str(value), quote=True)
 
 
-def _html_pairs(pairs):
-    rows = "".join("<tr><th>%s</th><td>%s</td></tr>" % (_e(label), _e(value))
+def pairs_html(pairs):
+    rows = "".join("<tr><th>%s</th><td>%s</td></tr>" % (_escape(label), _escape(value))
                    for label, value in pairs)
     return "<table>%s</table>" % rows
 
 
 def _html_table(title, header, rows):
-    head = "".join("<th>%s</th>" % _e(cell) for cell in header)
-    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % _e(cell) for cell in row)
+    head = "".join("<th>%s</th>" % _escape(cell) for cell in header)
+    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % _escape(cell) for cell in row)
                    for row in rows)
-    return "<h4>%s</h4><table><tr>%s</tr>%s</table>" % (_e(title), head, body)
+    return "<h4>%s</h4><table><tr>%s</tr>%s</table>" % (_escape(title), head, body)
+
+
+def html_page(line, pairs, tables_, result):
+    """text_page's content as an HTML fragment."""
+    parts = ["<p><b>%s</b></p>" % _escape(line), pairs_html(pairs)]
+    parts += [_html_table(*table) for table in tables_]
+    if result.get("succeeded") is False and result.get("diags"):
+        parts.append("<pre>%s</pre>" % _escape(result["diags"]))
+    return "\n".join(parts) + "\n"
 
 
 def result_html(spec, result):
     spec, result = _inputs(spec, result)
-    parts = ["<p><b>%s</b></p>" % _e(verdict(result)),
-             _html_pairs(_summary(spec, result) + _throughput_pairs(result))]
-    parts += [_html_table(*table) for table in _tables(result)]
-    if result.get("succeeded") is False and result.get("diags"):
-        parts.append("<pre>%s</pre>" % _e(result["diags"]))
-    return "\n".join(parts) + "\n"
+    return html_page(verdict(result), _summary(spec, result) + throughput_pairs(result),
+                     tables(result), result)
 
 
 def spec_html(spec):
-    spec = strip_private(_obj(spec))
-    return _html_pairs(_spec_pairs(spec)) + "\n"
+    return pairs_html(_spec_pairs(strip_private(_obj(spec)))) + "\n"
