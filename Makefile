@@ -46,30 +46,20 @@ deb: setup
 	bash scripts/build-deb.sh
 
 # Benchmarks: never part of `make test`. Each prints its ratios/targets side by side.
+#   bench-probe, bench-archive, bench-report: the probe's, archiver's and report's figures.
+#   bench-ecmp: partial (ECMP) black holes: per case, family and mode (echo, UDP, through the
+#     dest's reflector) N runs back to back (BENCH_ARGS="--runs 10" for a quicker look; default 50).
+#   bench-schedule: seconds per host per day in exclusive/normal slots: the template as full
+#     meshes of 12, 100, 300 hosts, beside the standard WLCG throughput mesh (runs the plugins'
+#     own methods).
+#   bench-pscheduler: the operator's wait, submit to result, of `pscheduler task pmtu` on the
+#     real-pScheduler lab.
+BENCHES := probe ecmp archive report schedule pscheduler
+
 bench: bench-probe bench-archive bench-report bench-schedule
 
-bench-probe: setup
-	$(PYTHON) -m bench probe $(BENCH_ARGS)
-
-# Partial (ECMP) black holes: per case, family and mode (echo, UDP, through the dest's
-# reflector) N runs back to back (BENCH_ARGS="--runs 10" for a quicker look; default 50).
-bench-ecmp: setup
-	$(PYTHON) -m bench ecmp $(BENCH_ARGS)
-
-bench-archive: setup
-	$(PYTHON) -m bench archive $(BENCH_ARGS)
-
-bench-report: setup
-	$(PYTHON) -m bench report $(BENCH_ARGS)
-
-# Seconds per host per day in exclusive/normal slots: the template as full meshes of 12, 100,
-# 300 hosts, beside the standard WLCG throughput mesh (runs the plugins' own methods).
-bench-schedule: setup
-	$(PYTHON) -m bench schedule $(BENCH_ARGS)
-
-# The operator's wait, submit to result, of `pscheduler task pmtu` on the real-pScheduler lab.
-bench-pscheduler: setup
-	$(PYTHON) -m bench pscheduler $(BENCH_ARGS)
+$(addprefix bench-,$(BENCHES)): bench-%: setup
+	$(PYTHON) -m bench $* $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist var .pytest_cache

@@ -27,40 +27,49 @@ from .run import Demo, Interrupted
 DEFAULT_OUT = os.path.join(parts.ROOT, "var", "demo")
 
 
+# What each option does, as --help says it (the flows and loss texts take their defaults).
+HELP = {
+    "--quick": "a few pairs covering each case and one short throughput phase "
+               "(about a minute) instead of all 30 directed pairs",
+    "--archive": "store to archive into: sqlite:///PATH (default: an embedded "
+                 "store under the output directory) or http://HOST:PORT (OpenSearch)",
+    "--opensearch": "start the local test OpenSearch (scripts/opensearch.sh) and "
+                    "archive into it",
+    "--keep-going": "measure every pair even after a step failed (default: stop "
+                    "measuring at the first failure, then archive and report what "
+                    "was measured)",
+    "--concurrency": "pairs measured at the same time (default 3; pairs running "
+                     "together never share a site)",
+    "--no-throughput": "skip the paired 1500/9000 throughput (the jumbo-throughput runs)",
+    "--flows": "flows per pair for the ECMP view (default: the mesh template's "
+               "pmtu spec, %d)",
+    "--ip-version": "measure over IPv4 (default) or IPv6 (host names SITE6 in the lab)",
+    "--loss": "random loss on the tokyo path (default %d)",
+    "--out": "where the store, report and results go (default var/demo)",
+    "--pairs": "measure only these directed pairs (site names)",
+}
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="make demo DEMO_ARGS=... (or python -m demo)",
         description="Measure jumbo-frame health across a lab mesh of six WLCG-like sites, "
                     "archive the results and print the adoption report.")
-    parser.add_argument("--quick", action="store_true",
-                        help="a few pairs covering each case and one short throughput phase "
-                             "(about a minute) instead of all 30 directed pairs")
-    parser.add_argument("--archive", metavar="URL",
-                        help="store to archive into: sqlite:///PATH (default: an embedded "
-                             "store under the output directory) or http://HOST:PORT (OpenSearch)")
-    parser.add_argument("--opensearch", action="store_true",
-                        help="start the local test OpenSearch (scripts/opensearch.sh) and "
-                             "archive into it")
-    parser.add_argument("--keep-going", action="store_true",
-                        help="measure every pair even after a step failed (default: stop "
-                             "measuring at the first failure, then archive and report what "
-                             "was measured)")
-    parser.add_argument("--concurrency", type=int, default=3, metavar="N",
-                        help="pairs measured at the same time (default 3; pairs running "
-                             "together never share a site)")
-    parser.add_argument("--no-throughput", action="store_true",
-                        help="skip the paired 1500/9000 throughput (the jumbo-throughput runs)")
-    parser.add_argument("--flows", type=int, default=None, metavar="N",
-                        help="flows per pair for the ECMP view (default: the mesh template's "
-                        "pmtu spec, %d)" % mesh.template_pmtu_spec(4)["flows"])
-    parser.add_argument("--ip-version", type=int, choices=(4, 6), default=4,
-                        help="measure over IPv4 (default) or IPv6 (host names SITE6 in the lab)")
+    switch = dict(action="store_true")
+    count = dict(type=int, metavar="N")
+    parser.add_argument("--quick", help=HELP["--quick"], **switch)
+    parser.add_argument("--archive", metavar="URL", help=HELP["--archive"])
+    parser.add_argument("--opensearch", help=HELP["--opensearch"], **switch)
+    parser.add_argument("--keep-going", help=HELP["--keep-going"], **switch)
+    parser.add_argument("--concurrency", default=3, help=HELP["--concurrency"], **count)
+    parser.add_argument("--no-throughput", help=HELP["--no-throughput"], **switch)
+    parser.add_argument("--flows", default=None, help=HELP["--flows"] % mesh.template_pmtu_spec(4)["flows"],
+                        **count)
+    parser.add_argument("--ip-version", type=int, choices=(4, 6), default=4, help=HELP["--ip-version"])
     parser.add_argument("--loss", type=int, default=mesh.LOSS_PERCENT, metavar="PERCENT",
-                        help="random loss on the tokyo path (default %d)" % mesh.LOSS_PERCENT)
-    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
-                        help="where the store, report and results go (default var/demo)")
-    parser.add_argument("--pairs", metavar="SRC:DST,...",
-                        help="measure only these directed pairs (site names)")
+                        help=HELP["--loss"] % mesh.LOSS_PERCENT)
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=HELP["--out"])
+    parser.add_argument("--pairs", metavar="SRC:DST,...", help=HELP["--pairs"])
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")

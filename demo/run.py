@@ -38,34 +38,40 @@ def _mbps(bits):
 # The paired 1500/9000 throughput is its own exclusive test (pmtu runs in the background).
 PAIR_TEST = "jumbo-throughput"
 
-class Task(object):
-    """One directed pair: its spec, what the plugins made of it, and its checks."""
+class Run(object):
+    """One test's run on a pair: its type and spec, what the plugins made of it (participants,
+    merged result, each participant's output, the error that stopped it) and the identifiers
+    its archived record gets."""
+
+    def __init__(self, test_type, spec):
+        self.test_type = test_type
+        self.spec = spec
+        self.participants = self.result = self.outputs = self.error = None
+        self.task_uuid = str(uuid.uuid4())
+        self.run_uuid = str(uuid.uuid4())
+
+
+class Task(Run):
+    """One directed pair: its pmtu run, its checks, and the paired 1500/9000 throughput run
+    right after it on the same pair as its own (exclusive) test, jumbo-throughput: `paired`,
+    a Run (None when this pair has none)."""
 
     def __init__(self, number, source, dest, spec):
+        super(Task, self).__init__("pmtu", spec)
         self.number = number
         self.source = source
         self.dest = dest
-        self.spec = spec
-        self.participants = None
-        self.result = None
-        self.outputs = None
-        self.error = None
-        self.start = None
-        self.end = None
-        self.elapsed = None
-        self.task_uuid = str(uuid.uuid4())
-        self.run_uuid = str(uuid.uuid4())
+        self.paired = None
         self.checks = []
-        self.archived = None
-        # The paired 1500/9000 throughput, run right after the pmtu run on the same pair, as
-        # its own (exclusive) test: jumbo-throughput. None when this pair has none.
-        self.pair_spec = None
-        self.pair_participants = None
-        self.pair_result = None
-        self.pair_outputs = None
-        self.pair_error = None
-        self.pair_run_uuid = str(uuid.uuid4())
-        self.pair_task_uuid = str(uuid.uuid4())
+        self.archived = self.start = self.end = self.elapsed = None
+
+    def runs(self):
+        return [self] + ([self.paired] if self.paired is not None else [])
+
+    @property
+    def pair_result(self):
+        """The paired throughput's merged result (None when there is none)."""
+        return self.paired.result if self.paired is not None else None
 
     @property
     def pair(self):
@@ -77,7 +83,7 @@ class Task(object):
             else "")]
         if self.spec.get("reverse"):
             what.append("reverse path")
-        if self.pair_spec is not None:
+        if self.paired is not None:
             what.append("then jumbo-throughput: 1500/9000 throughput, ABBA")
         return ", ".join(what)
 
@@ -203,9 +209,9 @@ class Demo(object):
                 spec["reverse"] = True
             task = Task(number, source, dest, spec)
             if (source, dest) in throughput_pairs:
-                task.pair_spec = dict(((k, spec[k]) for k in ("source", "dest", "ip-version")
-                                       if k in spec), schema=1, duration="PT2S",
-                                      omit="PT0S", rounds=1, order="abba")
+                task.paired = Run(PAIR_TEST, dict(
+                    ((k, spec[k]) for k in ("source", "dest", "ip-version") if k in spec),
+                    schema=1, duration="PT2S", omit="PT0S", rounds=1, order="abba"))
             tasks.append(task)
         return tasks
 
@@ -221,19 +227,13 @@ class Demo(object):
         # Specs first, through the test plugin as the server would on task creation.
         for task in self.tasks:
             try:
-                valid = parts.invoke_json("test", "pmtu", "spec-is-valid", task.spec)
-                if not valid.get("valid"):
-                    raise RuntimeError("spec rejected: %s" % valid.get("error"))
-                task.participants = parts.invoke_json(
-                    "test", "pmtu", "participants", task.spec)["participants"]
-                if task.pair_spec is not None:
-                    valid = parts.invoke_json("test", PAIR_TEST, "spec-is-valid",
-                                              task.pair_spec)
+                for run in task.runs():
+                    valid = parts.invoke_json("test", run.test_type, "spec-is-valid", run.spec)
                     if not valid.get("valid"):
-                        raise RuntimeError("%s spec rejected: %s" % (PAIR_TEST,
-                                                                     valid.get("error")))
-                    task.pair_participants = parts.invoke_json(
-                        "test", PAIR_TEST, "participants", task.pair_spec)["participants"]
+                        raise RuntimeError("%sspec rejected: %s" % (
+                            "" if run is task else run.test_type + " ", valid.get("error")))
+                    run.participants = parts.invoke_json(
+                        "test", run.test_type, "participants", run.spec)["participants"]
             except Exception as err:  # noqa: BLE001 - reported, never a traceback
                 task.error = "spec: %s" % err
                 self.fail("measure", "%s -> %s: %s" % (task.source, task.dest, task.error))
@@ -241,7 +241,7 @@ class Demo(object):
         # with the many short ones; at most one throughput phase at a time (the two cores
         # are shared by everything in the lab, and legs running together would skew gains).
         pending = [t for t in self.tasks if t.error is None]
-        pending.sort(key=lambda t: (0 if t.pair_spec is not None else
+        pending.sort(key=lambda t: (0 if t.paired is not None else
                                     1 if len(t.participants or ()) > 1 else 2, t.number))
         self._run_concurrently(lab, pending)
 
@@ -258,7 +258,7 @@ class Demo(object):
                 with self.lock:
                     busy.discard(task.source)
                     busy.discard(task.dest)
-                    if task.pair_spec is not None:
+                    if task.paired is not None:
                         busy.discard("throughput")
 
         while queue or running:
@@ -273,10 +273,10 @@ class Demo(object):
                         # per destination by routers, and each site has one address.
                         if task.source in busy or task.dest in busy:
                             continue
-                        if task.pair_spec is not None and "throughput" in busy:
+                        if task.paired is not None and "throughput" in busy:
                             continue
                         busy.update((task.source, task.dest))
-                        if task.pair_spec is not None:
+                        if task.paired is not None:
                             busy.add("throughput")
                         queue.remove(task)
                         thread = threading.Thread(target=worker, args=(task,), daemon=True)
@@ -317,20 +317,20 @@ class Demo(object):
             return
         task.checks = checks.measurement(self.topology, task.source, task.dest, task.result,
                                          task.spec)
-        if task.pair_spec is not None and not self.stop.is_set():
+        if task.paired is not None and not self.stop.is_set():
+            pair = task.paired
             try:
-                task.pair_result, task.pair_outputs = self._harness_run(
-                    lab, task, PAIR_TEST, task.pair_spec, task.pair_participants)
+                pair.result, pair.outputs = self._harness_run(lab, task, pair)
             except (KeyboardInterrupt, Interrupted):
                 raise
             except Exception as err:  # noqa: BLE001 - reported, never a traceback
-                task.pair_error = "%s: %s" % (type(err).__name__, err)
-            if task.pair_error is None and not (isinstance(task.pair_result, dict)
-                                                and task.pair_result.get("succeeded")):
-                task.pair_error = (task.pair_result or {}).get("error") or "no result"
-            if task.pair_error is not None:
+                pair.error = "%s: %s" % (type(err).__name__, err)
+            if pair.error is None and not (isinstance(pair.result, dict)
+                                           and pair.result.get("succeeded")):
+                pair.error = (pair.result or {}).get("error") or "no result"
+            if pair.error is not None:
                 self.fail("measure", "[%d] %s -> %s: %s: %s" % (
-                    task.number, task.source, task.dest, PAIR_TEST, task.pair_error))
+                    task.number, task.source, task.dest, pair.test_type, pair.error))
         self.say("   [%2d/%d] %-6s -> %-6s  %s  (%.1fs)" % (
             task.number, total, task.source, task.dest, self._one_line(task), task.elapsed))
         if not task.result.get("succeeded"):
@@ -341,14 +341,16 @@ class Demo(object):
                 self.say("   stopping the measurements (use --keep-going to measure every pair "
                          "regardless)")
 
-    def _harness_run(self, lab, task, test_type="pmtu", spec=None, participants=None):
+    def _harness_run(self, lab, task, run=None):
         """One run through the harness: duration, participant-data, run on every participant
         with one start time, merged-results on the lead; as the server would, the tool as the
-        unprivileged user jumbotest inside each site's namespace."""
+        unprivileged user jumbotest inside each site's namespace. `run`: the task's
+        own (pmtu) run by default."""
+        run = run or task
         places = [{"lab": lab, "node": _node(name), "user": parts.TOOL_USER}
-                  for name in (participants or task.participants)]
+                  for name in run.participants]
         outcome = self.harness.run_tool_participants(
-            "jumbocheck", {"type": test_type, "spec": spec or task.spec}, places,
+            "jumbocheck", {"type": run.test_type, "spec": run.spec}, places,
             start_in=START_IN)
         for index, done in enumerate(outcome.runs):
             if done is not None and done.status != 0:
@@ -423,16 +425,12 @@ class Demo(object):
         prefix = time.strftime("demo%Y%m%d%H%M%S-", time.gmtime())
         return "%s?prefix=%s" % (url, prefix)
 
-    def envelope(self, task, test_type="pmtu"):
-        """The archiver's input for the task's pmtu run, or (test_type jumbo-throughput) for
-        its paired throughput run."""
-        if test_type == PAIR_TEST:
-            spec, result, outputs = task.pair_spec, task.pair_result, task.pair_outputs
-            participants, task_uuid = task.pair_participants, task.pair_task_uuid
-            run_uuid = task.pair_run_uuid
-        else:
-            spec, result, outputs = task.spec, task.result, task.outputs
-            participants, task_uuid, run_uuid = task.participants, task.task_uuid, task.run_uuid
+    def envelope(self, task, run=None):
+        """The archiver's input for the task's pmtu run, or for `run` (its paired throughput
+        run)."""
+        run = run or task
+        test_type, spec, result, outputs = run.test_type, run.spec, run.result, run.outputs
+        participants, task_uuid, run_uuid = run.participants, run.task_uuid, run.run_uuid
         lead = participants[0] if participants else task.source
         task_href = "https://%s/pscheduler/tasks/%s" % (lead, task_uuid)
         run_href = "%s/runs/%s" % (task_href, run_uuid)
@@ -499,7 +497,7 @@ class Demo(object):
         self.prior_paths = self._latest_count()
         records = [self.envelope(t) for t in measured]
         paired = [t for t in measured if isinstance(t.pair_result, dict)]
-        records += [self.envelope(t, PAIR_TEST) for t in paired]
+        records += [self.envelope(t, t.paired) for t in paired]
         began = time.monotonic()
         try:
             outcomes = self._archive_stream(records)

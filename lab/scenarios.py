@@ -4,6 +4,7 @@ Every scenario has two hosts `src` and `dst` (plus routers); `Topology.truth`
 gives the true path MTU and PMTUD verdict for both directions.
 """
 
+import functools
 import random
 
 from .topology import Node, Topology
@@ -24,63 +25,40 @@ def _chain(name, mtus, description, router_opts=None, routes=None):
     return Topology(name, nodes, links, routes=routes, description=description)
 
 
-def clean_jumbo():
-    return _chain("clean-jumbo", [9000, 9000, 9000], "jumbo end to end")
+# The fixed chains (see _chain): name, link MTUs from src to dst, one router's fault (a flag
+# of topology.Node set on it, "ROUTER:FLAG") or None, and the description.
+_CHAINS = (
+    ("clean-jumbo", [9000, 9000, 9000], None, "jumbo end to end"),
+    ("all-standard", [1500, 1500, 1500], None, "1500 everywhere"),
+    ("bottleneck-ptb", [9000, 1500, 9000], None, "jumbo hosts, a 1500 link in the middle, PTB sent"),
+    ("vxlan-ptb", [9000, 8950, 9000], None, "VXLAN-like 8950 fabric link, PTB sent"),
+    ("vxlan-blackhole", [9000, 8950, 9000], "r1:drop_ptb",
+     "VXLAN-like 8950 fabric link, router drops PTB (the CERN EOS case)"),
+    ("multi-router", [9000, 9000, 4470, 9000], None,
+     "three routers, the MTU drops to 4470 after the second and PTB is sent"),
+    ("zero-ptb", [9000, 8950, 9000], "r1:zero_ptb",
+     "8950 link whose router sends frag-needed / packet-too-big with MTU 0"),
+    ("echo-filtered", [9000, 8950, 9000], "r1:drop_echo", "8950 link with PTB, ICMP echo dropped on the path"),
+    ("multi-router-blackhole", [9000, 9000, 9000, 8950, 9000], "r3:drop_ptb", "black hole three routers out"),
+    ("blackhole-then-ptb", [9000, 8950, 9000, 1500], "r1:drop_ptb",
+     "two stages: an 8950 link whose router drops PTB, then a 1500 link with PTB "
+     "(9000-byte packets vanish at r1, smaller ones get a real PTB at r3)"),
+)
 
 
-def all_standard():
-    return _chain("all-standard", [1500, 1500, 1500], "1500 everywhere")
-
-
-def bottleneck_ptb():
-    return _chain("bottleneck-ptb", [9000, 1500, 9000],
-                  "jumbo hosts, a 1500 link in the middle, PTB sent")
-
-
-def vxlan_ptb():
-    return _chain("vxlan-ptb", [9000, 8950, 9000],
-                  "VXLAN-like 8950 fabric link, PTB sent")
-
-
-def vxlan_blackhole():
-    return _chain("vxlan-blackhole", [9000, 8950, 9000],
-                  "VXLAN-like 8950 fabric link, router drops PTB (the CERN EOS case)",
-                  router_opts={"r1": {"drop_ptb": True}})
-
-
-def multi_router():
-    return _chain("multi-router", [9000, 9000, 4470, 9000],
-                  "three routers, the MTU drops to 4470 after the second and PTB is sent")
-
-
-def zero_ptb():
-    return _chain("zero-ptb", [9000, 8950, 9000],
-                  "8950 link whose router sends frag-needed / packet-too-big with MTU 0",
-                  router_opts={"r1": {"zero_ptb": True}})
-
-
-def echo_filtered():
-    return _chain("echo-filtered", [9000, 8950, 9000],
-                  "8950 link with PTB, ICMP echo dropped on the path",
-                  router_opts={"r1": {"drop_echo": True}})
+def _fixed_chain(name, mtus, fault, description):
+    """The scenario of one row of _CHAINS: a function of no argument, like the others."""
+    router_opts = {}
+    if fault:
+        router, _, flag = fault.partition(":")
+        router_opts[router] = {flag: True}
+    return functools.partial(_chain, name, mtus, description, router_opts)
 
 
 def lossy(percent=2):
     return _chain("lossy", [9000, 8950, 9000],
                   "8950 link with PTB and %d%% random loss each way" % percent,
                   router_opts={"r1": {"loss_percent": percent}})
-
-
-def multi_router_blackhole():
-    return _chain("multi-router-blackhole", [9000, 9000, 9000, 8950, 9000],
-                  "black hole three routers out", router_opts={"r3": {"drop_ptb": True}})
-
-
-def blackhole_then_ptb():
-    return _chain("blackhole-then-ptb", [9000, 8950, 9000, 1500],
-                  "two stages: an 8950 link whose router drops PTB, then a 1500 link with PTB "
-                  "(9000-byte packets vanish at r1, smaller ones get a real PTB at r3)",
-                  router_opts={"r1": {"drop_ptb": True}})
 
 
 def lossy_long(percent=2):
@@ -180,22 +158,13 @@ RANDOM_SCENARIOS = {
 }
 
 
-SCENARIOS = {
-    "clean-jumbo": clean_jumbo,
-    "all-standard": all_standard,
-    "bottleneck-ptb": bottleneck_ptb,
-    "vxlan-ptb": vxlan_ptb,
-    "vxlan-blackhole": vxlan_blackhole,
-    "multi-router": multi_router,
-    "multi-router-blackhole": multi_router_blackhole,
-    "zero-ptb": zero_ptb,
-    "echo-filtered": echo_filtered,
+SCENARIOS = dict((row[0], _fixed_chain(*row)) for row in _CHAINS)
+SCENARIOS.update({
     "lossy": lossy,
     "lossy-long": lossy_long,
-    "blackhole-then-ptb": blackhole_then_ptb,
     "ecmp-partial-blackhole": ecmp_partial_blackhole,
     "asymmetric": asymmetric,
-}
+})
 
 # The ECMP benchmark's cases (bench/ecmp.py): a hole on a share of the members that a run of
 # few flows misses by chance, so they stay out of SCENARIOS, whose every run must be exact.

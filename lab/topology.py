@@ -14,20 +14,22 @@ import ipaddress
 Link = collections.namedtuple("Link", "a b mtu")
 
 
-class Node(object):
-    def __init__(self, name, router=False, drop_ptb=False, drop_echo=False, loss_percent=0,
-                 zero_ptb=False):
-        self.name = name
-        self.router = router
-        # A router that does not send ICMP frag-needed / packet-too-big: the black hole.
-        self.drop_ptb = drop_ptb
-        # A router that drops forwarded ICMP echo requests (echo filtered on the path).
-        self.drop_echo = drop_echo
-        # Random loss, in percent, applied to everything this router forwards.
-        self.loss_percent = loss_percent
-        # A router whose frag-needed / packet-too-big carries MTU 0 (RFC 1191's old routers,
-        # broken middleboxes): PMTUD is told "too big" but not the size.
-        self.zero_ptb = zero_ptb
+class Node(collections.namedtuple("Node", "name router drop_ptb drop_echo loss_percent zero_ptb")):
+    """A host, or with `router` a router that forwards. A router's faults, all off by default:
+
+    drop_ptb      sends no ICMP frag-needed / packet-too-big: the black hole.
+    drop_echo     drops forwarded ICMP echo requests (echo filtered on the path).
+    loss_percent  random loss, in percent, on everything it forwards.
+    zero_ptb      its frag-needed / packet-too-big carries MTU 0 (RFC 1191's old routers,
+                  broken middleboxes): PMTUD is told "too big" but not the size.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, name, router=False, drop_ptb=False, drop_echo=False, loss_percent=0,
+                zero_ptb=False):
+        return super(Node, cls).__new__(cls, name, router, drop_ptb, drop_echo, loss_percent,
+                                        zero_ptb)
 
     def __repr__(self):
         return "Node(%r)" % self.name

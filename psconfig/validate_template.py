@@ -523,25 +523,41 @@ def _check_reference(where, label, test_type, task, reference, problems):
                                   "addresses?)" % (label, key))
 
 
+# What each plugin class is checked with: (its name in a note, the validating method, the
+# summary's counter, what goes unchecked when the plugin is not here).
+_CHECKS = {
+    "test": ("test type", "spec-is-valid", "specs", "specs"),
+    "archiver": ("archiver", "data-is-valid", "archives", "data"),
+}
+
+
+def _plugin_verdict(where, context, cls, name, document, plugins, problems, summary):
+    """The plugin's (valid, error) on `document`, counted in the summary; None when the plugin
+    is not here (a note) or broke (an error about `context`)."""
+    kind, method, counter, unchecked = _CHECKS[cls]
+    if plugins.find(cls, name) is None:
+        problems.note("%s %r: no plugin here, %s not checked" % (kind, name, unchecked))
+        return None
+    try:
+        verdict = plugins.call(cls, name, method, document)
+    except RuntimeError as err:
+        problems.error(where, "%s: %s" % (context, err))
+        return None
+    summary[counter] += 1
+    return verdict
+
+
 def _check_spec(where, label, test, spec, plugins, problems, summary):
     test_type = test.get("type")
     if not isinstance(test_type, str) or not isinstance(spec, dict):
         problems.error(where, "test spec must be an object")
         return
-    if plugins.find("test", test_type) is None:
-        problems.note("test type %r: no plugin here, specs not checked" % test_type)
-        return
     spec = dict(spec)
     spec.setdefault("schema", 1)  # what the pSConfig agent adds
-    try:
-        valid, error = plugins.call("test", test_type, "spec-is-valid", spec)
-    except RuntimeError as err:
-        problems.error(where, "%s: %s" % (label, err))
-        return
-    summary["specs"] += 1
-    if not valid:
+    verdict = _plugin_verdict(where, label, "test", test_type, spec, plugins, problems, summary)
+    if verdict and not verdict[0]:
         problems.error(where, "test spec for %s rejected by %s spec-is-valid: %s"
-                       % (label, test_type, error))
+                       % (label, test_type, verdict[1]))
 
 
 def _check_archive(where, label, name, archive, data, plugins, problems, summary):
@@ -549,18 +565,11 @@ def _check_archive(where, label, name, archive, data, plugins, problems, summary
     if not isinstance(archiver, str):
         problems.error(where, "archive %r: 'archiver' must be a name" % name)
         return
-    if plugins.find("archiver", archiver) is None:
-        problems.note("archiver %r: no plugin here, data not checked" % archiver)
-        return
-    try:
-        valid, error = plugins.call("archiver", archiver, "data-is-valid", data)
-    except RuntimeError as err:
-        problems.error(where, "archive %r: %s" % (name, err))
-        return
-    summary["archives"] += 1
-    if not valid:
+    verdict = _plugin_verdict(where, "archive %r" % name, "archiver", archiver, data, plugins,
+                              problems, summary)
+    if verdict and not verdict[0]:
         problems.error(where, "archive %r data (for %s) rejected by %s data-is-valid: %s"
-                       % (name, label, archiver, error))
+                       % (name, label, archiver, verdict[1]))
 
 
 def _blame_tasks(template, problems):

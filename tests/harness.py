@@ -162,6 +162,11 @@ def interpreter_dir():
     return os.path.dirname(os.path.abspath(os.environ.get("JUMBO_PYTHON", sys.executable)))
 
 
+def python_argv(script):
+    """argv running `script` with the interpreter under test and the repository's library."""
+    return ["env", "PYTHONPATH=" + LIBRARY, os.path.join(interpreter_dir(), "python3"), "-c", script]
+
+
 def plugin_env(extra=None):
     """The environment plugins run with: the interpreter under test first on PATH, the
     repository's library on PYTHONPATH."""

@@ -25,7 +25,7 @@ def test_true_path_mtu_crosses_and_one_more_byte_does_not(lab_factory, scenario,
 
 def test_truth_of_the_cern_case():
     from lab import scenarios
-    truth = scenarios.vxlan_blackhole().truth("src", "dst")
+    truth = scenarios.get("vxlan-blackhole").truth("src", "dst")
     assert truth["path-mtu"] == 8950
     assert truth["pmtud"] == "blackhole"
     assert truth["members"][0]["blackhole-ttl"] == 1

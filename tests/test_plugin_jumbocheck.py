@@ -287,7 +287,9 @@ def test_run_of_the_dest_without_participant_data_fails_cleanly():
     assert "participant data" in output["error"]
 
 
-def test_run_of_the_dest_fails_clearly_when_the_reflector_port_is_busy():
+def _dest_run_on_a_held_port(spec, **run):
+    """The dest's `run` (participant 1) told to reflect on a UDP port that an IPv4 socket of
+    ours holds meanwhile: (its output, the port)."""
     import socket
     from jumbo.tool import reflector
     holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -297,11 +299,14 @@ def test_run_of_the_dest_fails_clearly_when_the_reflector_port_is_busy():
         data = [{"schema": 1, "protocol": 1},
                 {"schema": 1, "protocol": 1, "reflector-port": port,
                  "_token": reflector.new_token()}]
-        spec = dict(REVERSE, **{"ip-version": 4})
-        done = call("run", _run_input(spec, participant=1, data=data), timeout=20)
+        done = call("run", _run_input(spec, participant=1, data=data, **run), timeout=20)
     finally:
         holder.close()
-    output = done.runner_json()
+    return done.runner_json(), port
+
+
+def test_run_of_the_dest_fails_clearly_when_the_reflector_port_is_busy():
+    output, port = _dest_run_on_a_held_port(dict(REVERSE, **{"ip-version": 4}))
     assert output["succeeded"] is False
     assert "busy" in output["error"] and str(port) in output["error"]
 
@@ -310,24 +315,12 @@ def test_the_dest_listens_only_in_the_family_the_source_probes():
     """A mesh runs the v4 and the v6 task side by side (pmtu is background): a v4 run that
     holds its reflector port must not make the v6 run's reflector fail on the same port (it
     did, 1 time in 100 port draws: reverse `unknown` through the real pScheduler)."""
-    import socket
-    from jumbo.tool import reflector, runner
+    from jumbo.tool import runner
     assert runner._reflector_versions({"dest": "198.18.0.2"}) == (4,)
     assert runner._reflector_versions({"dest": "fd00::2"}) == (6,)
     assert runner._reflector_versions({"dest": "localhost", "ip-version": 6}) == (6,)
     assert runner._reflector_versions({"dest": "no-such-host.invalid"}) == (4, 6)
-    holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    holder.bind(("0.0.0.0", 0))
-    port = holder.getsockname()[1]
-    try:
-        data = [{"schema": 1, "protocol": 1},
-                {"schema": 1, "protocol": 1, "reflector-port": port,
-                 "_token": reflector.new_token()}]
-        spec = dict(REVERSE, dest="fd00::2")
-        done = call("run", _run_input(spec, participant=1, data=data, slot="PT3S"), timeout=20)
-    finally:
-        holder.close()
-    output = done.runner_json()
+    output, port = _dest_run_on_a_held_port(dict(REVERSE, dest="fd00::2"), slot="PT3S")
     assert output["succeeded"] is True, output
     assert "busy" not in json.dumps(output)
     assert "reflector on port %d" % port in output["diags"] or \
@@ -374,12 +367,18 @@ def _source_output(**fields):
     return {"succeeded": True, "result": merged, "error": None, "diags": ""}
 
 
-def _merge(results, spec=REVERSE):
-    done = call("merged-results", {"test": as_test(spec), "results": results})
+def _merged_results(stdin):
+    """merged-results' answer to `stdin`: whatever it was given, it exits 0 with no traceback."""
+    done = call("merged-results", stdin)
     assert done.status == 0, done
     assert_no_traceback(done)
-    merged = done.json(max_schema=1)
-    valid, error = validate.check_result(merged)
+    return done.json(max_schema=1)
+
+
+def _merge(results, test=None, check=validate.check_result):
+    """The merged result of `results` for `test` (REVERSE's by default), valid by `check`."""
+    merged = _merged_results({"test": test or as_test(REVERSE), "results": results})
+    valid, error = check(merged)
     assert valid, error
     return merged
 
@@ -419,22 +418,13 @@ def test_merged_results_of_a_failed_source_is_a_failed_result():
                                    {"test": as_test(SPEC), "results": [{"result": 5}]},
                                    {"test": 3, "results": "x"}])
 def test_merged_results_answers_bad_input_with_a_failed_result(stdin):
-    done = call("merged-results", stdin)
-    assert done.status == 0, done
-    assert_no_traceback(done)
-    merged = done.json(max_schema=1)
+    merged = _merged_results(stdin)
     assert merged["succeeded"] is False and merged["error"]
     assert validate.check_result(merged)[0]
 
 
 def _pair_merge(results):
-    done = call("merged-results", {"test": as_pair(PAIR), "results": results})
-    assert done.status == 0, done
-    assert_no_traceback(done)
-    merged = done.json(max_schema=1)
-    valid, error = validate.check_pair_result(merged)
-    assert valid, error
-    return merged
+    return _merge(results, as_pair(PAIR), validate.check_pair_result)
 
 
 def test_pair_merged_results_with_a_missing_or_failed_peer():

@@ -97,11 +97,6 @@ print(json.dumps(out))
 """
 
 
-def _python(script):
-    return ["env", "PYTHONPATH=" + harness.LIBRARY,
-            os.path.join(harness.interpreter_dir(), "python3"), "-c", script]
-
-
 @needs_lab
 def test_forward_probing_through_the_reflector(lab_factory):
     """Two-participant runs probe forward through the dest's reflector: no ICMP budget, every
@@ -111,12 +106,12 @@ def test_forward_probing_through_the_reflector(lab_factory):
     lab = lab_factory(scenarios.odd_blackhole(size))
     truth = lab.truth("src", "dst")
     token, port = reflector.new_token(), 5543
-    server = lab.popen("dst", _python(REFLECTOR_SCRIPT % (port, token, 60.0)), user=USER)
+    server = lab.popen("dst", harness.python_argv(REFLECTOR_SCRIPT % (port, token, 60.0)), user=USER)
     try:
         assert server.stdout.readline().strip() == "ready"
         script = FORWARD_SCRIPT % (RUNS, lab.address("dst", 4), lab.address("dst", 6), port,
                                    token, lab.address("dst", 4), port, token)
-        done = lab.run("src", _python(script), user=USER, timeout=120)
+        done = lab.run("src", harness.python_argv(script), user=USER, timeout=120)
         results = json.loads(done.stdout)
     finally:
         server.communicate(timeout=70)
@@ -142,7 +137,7 @@ def test_without_a_reflector_the_engine_probes_single_ended(lab_factory):
     arrival; the engine says so and measures with UDP."""
     lab = lab_factory("vxlan-blackhole")
     truth = lab.truth("src", "dst")
-    done = lab.run("src", _python(NO_REFLECTOR_SCRIPT % lab.address("dst", 4)), user=USER,
+    done = lab.run("src", harness.python_argv(NO_REFLECTOR_SCRIPT % lab.address("dst", 4)), user=USER,
                    timeout=60)
     result = json.loads(done.stdout)
     assert result["method"] == "udp"

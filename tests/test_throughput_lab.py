@@ -173,21 +173,32 @@ def _iperf3_child(port, leg):
     return None
 
 
-@needs_lab
-def test_killed_client_keeps_the_runs_that_completed(lab_factory):
-    lab = lab_factory("clean-jumbo")
+def _start_phase(lab):
+    """_spec()'s phase with both participants started, the client in the background:
+    (spec, port, time started, server, client)."""
     spec = _spec()
     port = tp.choose_port()
     started = time.time()
     deadline = started + tp.duration(spec)
     server = _start_server(lab, spec, port, deadline)
     client = lab.popen("src", _client_argv(lab, spec, port, deadline, 9000), user="jumbotest")
+    return spec, port, started, server, client
+
+
+def _client_result(client, spec):
+    out, _ = client.communicate(timeout=tp.duration(spec))
+    return json.loads(out)
+
+
+@needs_lab
+def test_killed_client_keeps_the_runs_that_completed(lab_factory):
+    lab = lab_factory("clean-jumbo")
+    spec, port, started, server, client = _start_phase(lab)
     pid = []
     assert lab.wait_for(lambda: pid.append(_iperf3_child(port, 1)) or pid[-1], timeout=15)
     time.sleep(0.5)
     os.kill(pid[-1], signal.SIGKILL)  # the iperf3 we (indirectly) started, by its PID
-    out, _ = client.communicate(timeout=tp.duration(spec))
-    result = json.loads(out)
+    result = _client_result(client, spec)
     runs = result["runs"]
     assert len(runs) == 4
     assert not runs[1]["succeeded"] and runs[1]["error"]
@@ -200,17 +211,11 @@ def test_killed_client_keeps_the_runs_that_completed(lab_factory):
 @needs_lab
 def test_dest_failing_mid_run_fails_the_later_legs_only(lab_factory):
     lab = lab_factory("clean-jumbo")
-    spec = _spec()
-    port = tp.choose_port()
-    started = time.time()
-    deadline = started + tp.duration(spec)
-    server = _start_server(lab, spec, port, deadline)
-    client = lab.popen("src", _client_argv(lab, spec, port, deadline, 9000), user="jumbotest")
+    spec, port, started, server, client = _start_phase(lab)
     assert lab.wait_for(lambda: _iperf3_child(port, 2), timeout=20)
     os.killpg(server.pid, signal.SIGKILL)  # the whole dest participant goes away
     server.wait(timeout=5)
-    out, _ = client.communicate(timeout=tp.duration(spec))
-    result = json.loads(out)
+    result = _client_result(client, spec)
     runs = result["runs"]
     assert runs[0]["succeeded"] and runs[1]["succeeded"]
     assert not runs[3]["succeeded"] and runs[3]["error"]

@@ -4,7 +4,6 @@ answers checked against the lab's ground truth."""
 
 import datetime
 import json
-import os
 import time
 
 import pytest
@@ -199,22 +198,16 @@ print(json.dumps(out))
 """
 
 
-def _python(script):
-    """argv running `script` with the interpreter under test and the repository's library."""
-    return ["env", "PYTHONPATH=" + harness.LIBRARY,
-            os.path.join(harness.interpreter_dir(), "python3"), "-c", script]
-
-
 @needs_lab
 def test_reflector_ignores_wrong_tokens_and_never_answers_larger(lab_factory):
     lab = lab_factory("clean-jumbo")
     token = reflector.new_token()
     port = 5544
-    server = lab.popen("dst", _python(REFLECTOR_SCRIPT % (port, token, 6.0)), user=USER)
+    server = lab.popen("dst", harness.python_argv(REFLECTOR_SCRIPT % (port, token, 6.0)), user=USER)
     assert server.stdout.readline().strip() == "ready"
     # The test's own prober runs in src as the unprivileged user.
     script = PROBER_SCRIPT % (token, reflector.new_token(), lab.address("dst", 4), port)
-    done = lab.run("src", _python(script), user=USER, timeout=30)
+    done = lab.run("src", harness.python_argv(script), user=USER, timeout=30)
     seen = json.loads(done.stdout)
     assert seen["wrong-token"] == 0
     assert seen["larger-than-request"] == 0
