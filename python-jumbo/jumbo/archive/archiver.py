@@ -50,8 +50,9 @@ import threading
 
 from json.decoder import scanstring
 
-from . import (PermanentError, StoreError, TransientError, check_url, data_checks,
-               default_url, open_store, store_cache)
+from . import data_checks, open_store, store_cache
+from .errors import PermanentError, StoreError, TransientError
+from .urls import check_url, default_url
 from ..core import validate as validation
 from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 

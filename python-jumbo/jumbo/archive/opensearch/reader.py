@@ -31,13 +31,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from operator import itemgetter
 
-from .. import StoreError, check_url
+from ..errors import ReportError, StoreDown, StoreError
+from ..urls import check_url
 from . import evidence as os_evidence
 from .store import LATEST_PACKS, LATEST_ROW_FIELDS, OpenSearchStore
 
-from ...report.errors import ReportError, StoreDown
 from .. import path_state
-from ..queries import Latest, Queries, state_of
+from ..query_base import Latest, Queries, state_of
 
 PAGE = 5000
 SCROLL_PAGE = 10000   # hits per scroll page

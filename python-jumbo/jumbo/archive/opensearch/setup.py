@@ -33,7 +33,8 @@ import json
 import os
 import sys
 
-from .. import PermanentError, StoreError
+from ..errors import PermanentError, StoreError
+from ..urls import check_url
 from .store import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LEGACY_TEMPLATES,
                     MANAGED_BY, OWNED_TEST_TYPES, SETUP_COMMAND, TEMPLATE_VERSION,
                     OpenSearchStore)
@@ -253,7 +254,6 @@ def _open(args):
         if password is None:
             raise ValueError("--user needs --password-file or JUMBO_OPENSEARCH_PASSWORD")
         auth = (args.user, password)
-    from .. import check_url
     if check_url(args.url).scheme == "sqlite":
         raise ValueError("set-up concerns an OpenSearch archive, not %s" % args.url)
     return OpenSearchStore.from_url(args.url, auth=auth, verify_ssl=not args.insecure,

@@ -62,7 +62,7 @@ import sys
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import record as records
-from .. import PermanentError, TransientError
+from ..errors import PermanentError, TransientError
 
 DEFAULT_TIMEOUT = 30.0
 # Bump when a template or index mapping below changes: `setup install` then
