@@ -12,7 +12,7 @@ from jumbo.core import mtu, schema, units
 from jumbo.archive import record
 from jumbo.tool import runner
 from jumbo.tool import throughput as tp
-from jumbo.archive import archiver
+from jumbo.archive import archive_data, archiver
 
 
 @pytest.mark.parametrize("text,seconds", [
@@ -35,7 +35,7 @@ def test_every_reader_agrees_on_a_duration(text):
     """What each module makes of the same duration: the same number of seconds."""
     expected = units.duration_seconds(text)
     assert record.duration_seconds(text) == expected
-    assert archiver.duration_seconds_or_none(text) == expected
+    assert archive_data.duration_seconds_or_none(text) == expected
     phase = tp._settings({"throughput": {"duration": text, "omit": text}})
     assert phase["seconds"] == phase["omit-seconds"] == expected
     # Whatever the archiver's data schema lets through, it also converts.
