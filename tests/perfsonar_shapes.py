@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 
-from jumbo.archive.opensearch.store import canonical_json
+from jumbo.archive.opensearch.logstash import canonical_json
 
 PERFSONAR_TEMPLATE_NAME = "pscheduler_default_policy"
 PERFSONAR_TYPES = ("throughput", "trace", "latency", "latencybg", "rtt")

@@ -20,8 +20,9 @@ import harness
 from fixtures import samples
 from jumbo.archive import open_store
 from jumbo.archive.opensearch import setup
-from jumbo.archive.opensearch.store import (JUMBO_INDICES, OWNED_TEST_TYPES, canonical_json,
-                                            logstash_document as our_logstash_document, test_checksum)
+from jumbo.archive.opensearch.layout import JUMBO_INDICES, OWNED_TEST_TYPES
+from jumbo.archive.opensearch.logstash import (canonical_json, logstash_document as our_logstash_document,
+                                               test_checksum)
 from perfsonar_shapes import (PERFSONAR_TEMPLATE_NAME, PERFSONAR_TYPES, dashboard_queries,
                               logstash_document, logstash_pmtu_document, perfsonar_template)
 

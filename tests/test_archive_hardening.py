@@ -2,12 +2,9 @@
 file must be), L2 (no login echoed), L3 (ca-file checked at data-is-valid), L4 (a proxy's
 404/408/413 on _bulk loses nothing), L5 (open stores bounded)."""
 
-import http.client
-import http.server
 import json
 import os
 import sqlite3
-import threading
 import uuid
 
 import pytest
@@ -17,6 +14,7 @@ from jumbo.archive import archiver, open_store, store_cache
 from jumbo.archive.sqlite.store import SQLiteStore
 from jumbo.core import limits
 from opensearch_fixture import drop_prefix
+from relay_proxy import RelayProxy
 
 
 @pytest.fixture
@@ -140,56 +138,26 @@ def test_a_missing_or_unusable_ca_file_is_refused_at_validation(tmp_path):
 
 # -- L4 -------------------------------------------------------------------------------------
 
-class LimitingProxy(object):
+class LimitingProxy(RelayProxy):
     """A proxy in front of the real OpenSearch with a body size limit on _bulk (413), or a
     fixed answer (`status`) for the next `times` _bulk requests."""
 
     def __init__(self, upstream, max_body):
-        self.upstream = upstream.split("://", 1)[1].rstrip("/")
+        RelayProxy.__init__(self, upstream)
         self.max_body = max_body
         self.status, self.times = None, 0
         self.bulk_sizes = []
-        proxy = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _relay(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                if self.path.startswith("/_bulk"):
-                    proxy.bulk_sizes.append(length)
-                    if proxy.times > 0:
-                        proxy.times -= 1
-                        return self._answer(proxy.status, b"<html>proxy says no</html>")
-                    if length > proxy.max_body:
-                        return self._answer(413, b"<html>413 Request Entity Too Large</html>")
-                conn = http.client.HTTPConnection(proxy.upstream, timeout=30)
-                conn.request(self.command, self.path, body=body,
-                             headers={"Content-Type": "application/json"})
-                response = conn.getresponse()
-                self._answer(response.status, response.read())
-                conn.close()
-
-            def _answer(self, status, data):
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
-            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _relay
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def intercept(self, method, path, headers, length):
+        if not path.startswith("/_bulk"):
+            return None
+        self.bulk_sizes.append(length)
+        if self.times > 0:
+            self.times -= 1
+            return self.status, b"<html>proxy says no</html>"
+        if length > self.max_body:
+            return 413, b"<html>413 Request Entity Too Large</html>"
+        return None
 
 
 def test_proxy_413_splits_the_batch_and_404_408_ask_to_retry(opensearch_url):

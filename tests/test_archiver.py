@@ -9,14 +9,10 @@ cannot be provoked reliably on a 512 MB single node in a test's time budget.
 """
 
 import base64
-import http.client
-import http.server
 import json
 import os
-import ssl
 import subprocess
 import sys
-import threading
 import time
 import uuid
 
@@ -27,6 +23,7 @@ from jumbo.archive import record as records
 from fixtures import samples
 from jumbo.archive import open_store
 from opensearch_fixture import OpenSearchNode, drop_prefix, java_available
+from relay_proxy import RelayProxy, json_answer
 
 RS = "\x1e"
 
@@ -242,80 +239,32 @@ def test_archive_server_stopped_mid_stream_then_restarted():
 
 # -- auth, TLS and 429 through a front proxy ---------------------------------------------------
 
-class FrontProxy(object):
+class FrontProxy(RelayProxy):
     """Basic-auth (and optionally TLS) front end forwarding to a real OpenSearch."""
 
     def __init__(self, upstream, user, password, certfile=None, keyfile=None):
-        self.upstream = upstream.split("://", 1)[1].rstrip("/")
+        RelayProxy.__init__(self, upstream, certfile, keyfile)
         self.expected = "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
         self.fail_with = None       # e.g. 429: answer that status without forwarding (mock)
         # refuse(method, path) -> True: answer 403 as OpenSearch's security plugin does for a
         # user without the privilege (mock: the test node has no security plugin)
         self.refuse = None
         self.refused = []
-        self.requests = 0
-        proxy = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _relay(self):
-                proxy.requests += 1
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                if self.headers.get("Authorization") != proxy.expected:
-                    return self._answer(401, {"error": "Unauthorized"})
-                if proxy.refuse and proxy.refuse(self.command, self.path):
-                    proxy.refused.append("%s %s" % (self.command, self.path))
-                    reason = ("no permissions for [%s] and User [name=pscheduler_writer, "
-                              "backend_roles=[], requestedTenant=null]" % self.path)
-                    return self._answer(403, {"error": {
-                        "root_cause": [{"type": "security_exception", "reason": reason}],
-                        "type": "security_exception", "reason": reason}, "status": 403})
-                if proxy.fail_with:
-                    return self._answer(proxy.fail_with, {"error": {
-                        "type": "es_rejected_execution_exception", "reason": "queue full"}})
-                conn = http.client.HTTPConnection(proxy.upstream, timeout=30)
-                headers = {"Content-Type": self.headers.get("Content-Type", "application/json")}
-                conn.request(self.command, self.path, body=body, headers=headers)
-                response = conn.getresponse()
-                data = response.read()
-                conn.close()
-                self.send_response(response.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
-            def _answer(self, status, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
-            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _relay
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.scheme = "http"
-        if certfile:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(certfile, keyfile)
-            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-            self.scheme = "https"
-        self.url = "%s://127.0.0.1:%d" % (self.scheme, self.server.server_address[1])
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def intercept(self, method, path, headers, length):
+        if headers.get("Authorization") != self.expected:
+            return json_answer(401, {"error": "Unauthorized"})
+        if self.refuse and self.refuse(method, path):
+            self.refused.append("%s %s" % (method, path))
+            reason = ("no permissions for [%s] and User [name=pscheduler_writer, "
+                      "backend_roles=[], requestedTenant=null]" % path)
+            return json_answer(403, {"error": {
+                "root_cause": [{"type": "security_exception", "reason": reason}],
+                "type": "security_exception", "reason": reason}, "status": 403})
+        if self.fail_with:
+            return json_answer(self.fail_with, {"error": {
+                "type": "es_rejected_execution_exception", "reason": "queue full"}})
+        return None
 
 
 @pytest.fixture

@@ -613,7 +613,7 @@ def test_opensearch_golden_output_over_many_scroll_pages(os_url, monkeypatch):
     """The small mesh fits in one scroll page; with pages of 7 hits every scroll of the latest
     index (the two disjoint latest scans, gains, latency) runs over many pages, each read
     ahead while the last one is handled: the report must not change."""
-    from jumbo.archive.opensearch import reader
+    from jumbo.archive.opensearch import search as reader  # SCROLL_PAGE lives in search
     monkeypatch.setattr(reader, "SCROLL_PAGE", 7)
     with open(GOLDEN) as handle:
         golden = json.load(handle)
@@ -625,7 +625,7 @@ def test_opensearch_latest_documents_without_packed_fields(opensearch_url, recor
     `locate_v1` (here some of each, as after an upgrade while the mesh archives) are read from
     their _source, over many scroll pages; the report is the golden one."""
     from jumbo.archive import open_store
-    from jumbo.archive.opensearch import reader
+    from jumbo.archive.opensearch import search as reader  # SCROLL_PAGE lives in search
     from jumbo.archive.record import epoch_ms
     prefix = "nopack%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)

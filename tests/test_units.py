@@ -12,7 +12,7 @@ from jumbo.core import mtu, schema, units
 from jumbo.archive import record
 from jumbo.tool import runner
 from jumbo.tool import throughput as tp
-from jumbo.archive import archiver
+from jumbo.archive import archive_data, archiver
 
 
 @pytest.mark.parametrize("text,seconds", [
@@ -35,16 +35,16 @@ def test_every_reader_agrees_on_a_duration(text):
     """What each module makes of the same duration: the same number of seconds."""
     expected = units.duration_seconds(text)
     assert record.duration_seconds(text) == expected
-    assert archiver.duration_seconds_or_none(text) == expected
+    assert archive_data.duration_seconds_or_none(text) == expected
     phase = tp._settings({"throughput": {"duration": text, "omit": text}})
     assert phase["seconds"] == phase["omit-seconds"] == expected
     # Whatever the archiver's data schema lets through, it also converts.
-    assert re.match(archiver._DURATION, text)
+    assert re.match(archiver.DURATION_PATTERN, text)
     assert re.match(units.DURATION_PATTERN, text)
 
 
 def test_the_archiver_converts_the_weeks_its_pattern_accepts():
-    assert re.match(archiver._DURATION, "P1W")
+    assert re.match(archiver.DURATION_PATTERN, "P1W")
     assert archiver.store_options({"timeout": "P1W"})["timeout"] == 604800.0
     ok, error = archiver.check_data({"_url": "sqlite:////tmp/x.db", "timeout": "P1W"})
     assert not ok and "at most PT60S" in error   # a week is too long, not unreadable

@@ -35,270 +35,39 @@ field, malformed record, unknown test type, invalid data) {"succeeded": false,
 "error": ...} without `retry`. A failure to update the latest-per-path index never
 fails a run whose history was stored.
 
-Size: over 400 lines, with serve over 60: the archive data's schema, its checks and the
-long-lived stream that uses them are one contract with pScheduler's archiver daemon; serve is
-the stream's one loop (read, batch, store, answer, retry) kept whole so its flushing and
-retry order can be read at once.
+The data's schema and checks are jumbo.archive.archive_data, the records' parsing
+jumbo.archive.envelope (both re-exported here). Size: serve is over 60 lines: the stream's
+one loop (read, batch, store, answer, retry), kept whole so its flushing and retry order can
+be read at once.
 """
 
 import gc
 import json
 import os
-import re
 import sys
 import threading
 
-from json.decoder import scanstring
+from . import open_store, store_cache
+from .archive_data import (DATA_V1, DATA_VERSIONS, DEFAULT_RETRY_POLICY, DEFAULT_TIMEOUT,
+                           DURATION_PATTERN,
+                           MAX_DATA_SCHEMA, MAX_RETRY_ATTEMPTS, MAX_RETRY_STEPS,
+                           MAX_TIMEOUT_SECONDS, check_data, data_is_valid, retry_wait,
+                           store_options)
+from .envelope import Envelope, parse_record
+from .errors import PermanentError, StoreError, TransientError
+from .urls import default_url
 
-from . import (PermanentError, StoreError, TransientError, check_url, data_checks,
-               default_url, open_store, store_cache)
-from ..core import validate as validation
-from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
+__all__ = ["BATCH_MAX", "DATA_V1", "DATA_VERSIONS", "DEFAULT_RETRY_POLICY", "DEFAULT_TIMEOUT",
+           "DURATION_PATTERN",
+           "MAX_DATA_SCHEMA", "MAX_RETRY_ATTEMPTS", "MAX_RETRY_STEPS", "MAX_TIMEOUT_SECONDS",
+           "Archiver", "Envelope", "check_data", "data_is_valid", "parse_record", "retry_wait",
+           "serve", "store_options"]
 
-DEFAULT_RETRY_POLICY = [
-    {"attempts": 5, "wait": "PT1M"},
-    {"attempts": 6, "wait": "PT10M"},
-    {"attempts": 12, "wait": "PT1H"},
-]
-DEFAULT_TIMEOUT = "PT30S"
-MAX_TIMEOUT_SECONDS = 60
 BATCH_MAX = 1000
-# A retry policy's bounds: pScheduler gives up at the archive's ttl anyway; these keep a
-# typo (attempts 1e9) from reading as intent.
-MAX_RETRY_ATTEMPTS = 1000
-MAX_RETRY_STEPS = 20
 PREPARE_CHUNK = 100
 GC_THRESHOLD = 20000
 RS = b"\x1e"
 _OK = {"succeeded": True}
-
-# Weeks and smaller only: pScheduler's RetryPolicy rejects years and months.
-_DURATION = FIXED_DURATION_PATTERN
-
-DATA_V1 = {
-    "type": "object",
-    "properties": {
-        "schema": {"type": "integer", "enum": [1]},
-        "_url": {"type": "string", "minLength": 1},
-        "_auth": {
-            "type": "object",
-            "properties": {"username": {"type": "string", "minLength": 1},
-                           "password": {"type": "string"}},
-            "required": ["username", "password"],
-            "additionalProperties": False,
-        },
-        "_api-key": {"type": "string", "minLength": 1},
-        "verify-ssl": {"type": "boolean"},
-        "pscheduler-streams": {"type": "boolean"},
-        "ca-file": {"type": "string", "minLength": 1},
-        "timeout": {"type": "string", "pattern": _DURATION},
-        "retry-policy": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"attempts": {"type": "integer", "minimum": 1,
-                                            "maximum": MAX_RETRY_ATTEMPTS},
-                               "wait": {"type": "string", "pattern": _DURATION}},
-                "required": ["attempts", "wait"],
-                "additionalProperties": False,
-            },
-            "maxItems": MAX_RETRY_STEPS,
-        },
-    },
-    "additionalProperties": False,
-}
-DATA_VERSIONS = {1: DATA_V1}
-MAX_DATA_SCHEMA = max(DATA_VERSIONS)
-
-
-def _schema_error(data, schema):
-    """The best schema error, worded so that private (`_`) values are never echoed."""
-    from jsonschema.exceptions import best_match
-    error = best_match(validation.StrictValidator(schema).iter_errors(data))
-    if error is None:
-        return None
-    parts = [str(p) for p in error.absolute_path]
-    pointer = validation.pointer(error)
-    # Values are not echoed (a login pasted into the wrong member is still a login); only
-    # numbers, booleans and null, which carry none.
-    if error.validator == "pattern":
-        return "At %s: not an ISO 8601 duration (days, hours, minutes, seconds)" % pointer
-    if (parts and parts[0].startswith("_") or isinstance(error.instance, (str, dict, list))) \
-            and error.validator not in ("required", "additionalProperties"):
-        return "At %s: invalid value (%s %s)" % (pointer, error.validator,
-                                                  json.dumps(error.validator_value))
-    return "At %s: %s" % (pointer, error.message)
-
-
-def _plain(data):
-    """True for data that DATA_V1 obviously accepts: at most `schema` 1 and a string `_url`."""
-    if not isinstance(data, dict):
-        return False
-    for key, value in data.items():
-        if key == "schema":
-            if type(value) is not int or value != 1:
-                return False
-        elif key == "_url":
-            if type(value) is not str or not value:
-                return False
-        else:
-            return False
-    return True
-
-
-def check_data(data):
-    """(True, None) or (False, "At /field: problem") for the archive spec's `data`."""
-    if data is None:
-        data = {}
-    if not _plain(data):
-        # jsonschema (and its ~70 ms import) only for data beyond a plain store URL.
-        from ..core import validate
-        try:
-            version = validate.schema_version(data, MAX_DATA_SCHEMA, "archiver data")
-        except ValueError as err:
-            return False, str(err)
-        error = _schema_error(data, DATA_VERSIONS[version])
-        if error:
-            return False, error
-    url = data.get("_url")
-    scheme = "sqlite"
-    if url is not None:
-        try:
-            scheme = check_url(url).scheme
-        except ValueError as err:
-            return False, "At /_url: %s" % err
-    if "_auth" in data and "_api-key" in data:
-        return False, "At /_api-key: give either _auth or _api-key, not both"
-    if scheme == "sqlite":
-        for key in ("_auth", "_api-key", "verify-ssl", "ca-file", "pscheduler-streams"):
-            if key in data:
-                return False, "At /%s: only meaningful with an http(s) OpenSearch _url" % key
-    elif scheme == "http" and ("ca-file" in data):
-        return False, "At /ca-file: only meaningful with an https _url"
-    problem = data_checks.retry_policy_problem(data.get("retry-policy"))
-    if problem:
-        return False, problem
-    if "timeout" in data:
-        seconds = duration_seconds_or_none(data["timeout"])
-        if not seconds or seconds > MAX_TIMEOUT_SECONDS:
-            return False, "At /timeout: must be more than 0 and at most PT%dS" % MAX_TIMEOUT_SECONDS
-    problem = (data_checks.sqlite_problem(url) if scheme == "sqlite" else
-               data_checks.ca_file_problem(data["ca-file"]) if "ca-file" in data else None)
-    if problem:
-        return False, problem
-    return True, None
-
-
-def data_is_valid(data):
-    valid, error = check_data(data)
-    return {"valid": True} if valid else {"valid": False, "error": error}
-
-
-def retry_wait(policy, attempts):
-    """The wait before the next attempt given `attempts` prior ones, or None (give up)."""
-    remaining = attempts if isinstance(attempts, int) and attempts >= 0 else 0
-    for step in policy:
-        remaining -= step["attempts"]
-        if remaining < 0:
-            return step["wait"]
-    return None
-
-
-def store_options(data):
-    options = {"timeout": duration_seconds_or_none(data.get("timeout") or DEFAULT_TIMEOUT)}
-    if "_auth" in data:
-        options["auth"] = (data["_auth"]["username"], data["_auth"]["password"])
-    if "_api-key" in data:
-        options["api_key"] = data["_api-key"]
-    if "verify-ssl" in data:
-        options["verify_ssl"] = data["verify-ssl"]
-    if "ca-file" in data:
-        options["ca_file"] = data["ca-file"]
-    if "pscheduler-streams" in data:
-        options["pscheduler_streams"] = data["pscheduler-streams"]
-    return options
-
-
-class Envelope(dict):
-    """A parsed archiver record that remembers `result_text`: the JSON text of its
-    `result` member (the pScheduler result object) as it was read, or None when that
-    is not an object. The SQLite store keeps that text instead of encoding it again.
-    """
-    __slots__ = ("result_text",)
-
-
-_scan_value = json.JSONDecoder().scan_once
-_WS = re.compile(r"[ \t\n\r]*")
-_SPACE = frozenset(" \t\n\r")  # note: "" (end of text) is not in it
-
-
-class _Irregular(Exception):
-    pass
-
-
-def _parse_envelope(text):
-    """The top-level object member by member, each value by the json module's own
-    (C) scanner, so that the text of `result` is known without encoding it again."""
-    if not text.startswith("{"):
-        raise _Irregular()
-    ws = _WS.match
-    envelope = Envelope()
-    envelope.result_text = None
-    index = 1
-    if text[index:index + 1] in _SPACE:
-        index = ws(text, index).end()
-    if text[index:index + 1] == "}":
-        index += 1
-    else:
-        while True:
-            if text[index:index + 1] != '"':
-                raise _Irregular()
-            key, index = scanstring(text, index + 1)
-            if text[index:index + 1] != ":":
-                index = ws(text, index).end()
-                if text[index:index + 1] != ":":
-                    raise _Irregular()
-            start = index + 1
-            if text[start:start + 1] in _SPACE:
-                start = ws(text, start).end()
-            try:
-                value, index = _scan_value(text, start)
-            except StopIteration:
-                raise _Irregular()
-            envelope[key] = value
-            if key == "result":
-                envelope.result_text = text[start:index] if isinstance(value, dict) else None
-            separator = text[index:index + 1]
-            if separator in _SPACE:
-                index = ws(text, index).end()
-                separator = text[index:index + 1]
-            index += 1
-            if separator == "}":
-                break
-            if separator != ",":
-                raise _Irregular()
-            if text[index:index + 1] in _SPACE:
-                index = ws(text, index).end()
-    if index != len(text):
-        raise _Irregular()
-    return envelope
-
-
-def parse_record(line):
-    """The JSON value of one RFC 7464 record (bytes or text); ValueError if malformed.
-
-    An object comes back as an Envelope carrying the text of its `result` member.
-    """
-    text = line.decode("utf-8") if isinstance(line, bytes) else line
-    text = text.lstrip("\x1e").strip()
-    try:
-        return _parse_envelope(text)
-    except (_Irregular, ValueError, RecursionError):
-        # Anything unusual: the plain parser decides (and words the error).
-        try:
-            return json.loads(text)
-        except RecursionError:
-            raise ValueError("nested too deeply")
 
 
 class Archiver(object):

@@ -8,7 +8,7 @@ data-is-valid runs on the node that archives, so what it checks here is what the
 
 import ssl
 
-from . import default_url
+from .urls import default_url
 from ..core import limits
 from ..core.units import duration_seconds_or_none
 

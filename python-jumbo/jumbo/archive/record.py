@@ -51,16 +51,16 @@ Fields (None where the test cannot tell):
   rtt             seconds. latency/latencybg: 2 x median one-way delay; rtt: mean round trip
   loss            fraction. latency/latencybg: packets-lost / packets-sent; rtt: loss
 
-Size: over 400 lines: one mapping per archived test type (pmtu, jumbo-throughput,
-trace, throughput, latency, rtt) into the one flat record, kept beside the record's field list.
+Values are read from a result by jumbo.archive.values (as_int, host_of, ...).
 """
 
 import hashlib
 import json
-import re
 
 from ..core import units
 from ..core.mtu import DEFAULT_TARGET_MTU, STANDARD_MTU, is_jumbo
+from .values import (as_bool, as_int, as_num, as_obj, as_str, host_of, ip_literal, ip_version_of,
+                     same_family)
 
 FIELDS = (
     "id", "run_href", "task_href", "test_type", "tool", "start",
@@ -92,9 +92,6 @@ class UnknownTestType(BadRecord):
     pass
 
 
-_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}\Z")
-
-
 def parse_time(text):
     """ISO 8601 (with offset, 'Z' or naive = UTC) -> aware UTC datetime; BadRecord if unreadable."""
     try:
@@ -122,74 +119,6 @@ def duration_seconds(value):
     return units.duration_seconds_or_none(value)
 
 
-def _int(value):
-    if type(value) is int:  # the usual case first (bool is not int here)
-        return value
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value == value:
-        return int(value)
-    return None
-
-
-def _num(value):
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if value == value else None
-    return None
-
-
-def _str(value):
-    if type(value) is str or isinstance(value, str):
-        return value
-    return None
-
-
-def _bool(value):
-    return value if isinstance(value, bool) else None
-
-
-def _obj(value):
-    return value if isinstance(value, dict) else {}
-
-
-def _host(value):
-    """A spec host: URL or host:port reduced to the host, IPv6 brackets removed."""
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip()
-    if "://" in text:
-        text = text.split("://", 1)[1].split("/", 1)[0]
-    if text.startswith("["):
-        return text[1:].split("]", 1)[0]
-    if text.count(":") == 1:
-        return text.split(":", 1)[0]
-    return text
-
-
-def _ip_literal(host):
-    if not host:
-        return None
-    if _IPV4.match(host) or (":" in host and re.match(r"^[0-9A-Fa-f:.%]+\Z", host)):
-        return host
-    return None
-
-
-def _ip_version_of(ip):
-    if not ip:
-        return None
-    return 6 if ":" in ip else 4
-
-
-def _same_family(ip, version):
-    if ip and version in (4, 6) and _ip_version_of(ip) != version:
-        return None
-    return ip
-
-
 def make_id(run_href, result_id=None, test_type=None, start=None):
     if run_href:
         key = "run:" + run_href
@@ -212,17 +141,17 @@ def unwrap(value):
         raise BadRecord("record is not a JSON object")
     if "result" in value and isinstance(value.get("result"), dict) and "test" in value["result"]:
         inner = value["result"]
-        run_href = _str(value.get("run-href"))
-        task_href = _str(value.get("task-href"))
+        run_href = as_str(value.get("run-href"))
+        task_href = as_str(value.get("task-href"))
     elif "test" in value:
         inner = value
         run_href = task_href = None
     else:
         raise BadRecord("record has no pScheduler result (no 'result.test' member)")
-    run = _obj(inner.get("run"))
-    task = _obj(inner.get("task"))
-    run_href = run_href or _str(run.get("href"))
-    task_href = task_href or _str(run.get("task-href")) or _str(task.get("href"))
+    run = as_obj(inner.get("run"))
+    task = as_obj(inner.get("task"))
+    run_href = run_href or as_str(run.get("href"))
+    task_href = task_href or as_str(run.get("task-href")) or as_str(task.get("href"))
     return inner, run_href, task_href
 
 
@@ -243,19 +172,19 @@ def normalize(value):
 
 def from_result(inner, run_href=None, task_href=None):
     """The record of one pScheduler result object (see the module docstring)."""
-    test = _obj(inner.get("test"))
+    test = as_obj(inner.get("test"))
     ptype = test.get("type")
     if not isinstance(ptype, str) or not ptype:
         raise BadRecord("result has no test type")
     if ptype not in TEST_TYPES:
         raise UnknownTestType("unknown test type %r (accepted: %s)"
                               % (ptype, ", ".join(sorted(TEST_TYPES))))
-    spec = _obj(test.get("spec"))
+    spec = as_obj(test.get("spec"))
     res = inner.get("result")
     if not isinstance(res, dict):
         raise BadRecord("result has no 'result' object")
-    run = _obj(inner.get("run"))
-    schedule = _obj(inner.get("schedule"))
+    run = as_obj(inner.get("run"))
+    schedule = as_obj(inner.get("schedule"))
     start = schedule.get("start") or run.get("start-time")
     if not start:
         raise BadRecord("result has no start time (schedule.start / run.start-time)")
@@ -265,42 +194,59 @@ def from_result(inner, run_href=None, task_href=None):
     rec["run_href"] = run_href
     rec["task_href"] = task_href
     tool = inner.get("tool")
-    rec["tool"] = _str(tool.get("name")) if isinstance(tool, dict) else _str(tool)
+    rec["tool"] = as_str(tool.get("name")) if isinstance(tool, dict) else as_str(tool)
     rec["start"] = iso_utc(start)
 
     participants = inner.get("participants")
     lead = participants[0] if isinstance(participants, list) and participants else None
-    rec["source"] = _host(spec.get("source")) or _host(spec.get("source-node")) or _host(lead)
-    rec["dest"] = _host(spec.get("dest")) or _host(spec.get("dest-node"))
-    source_literal = _ip_literal(rec["source"])
-    dest_literal = _ip_literal(rec["dest"])
+    rec["source"] = host_of(spec.get("source")) or host_of(spec.get("source-node")) or host_of(lead)
+    rec["dest"] = host_of(spec.get("dest")) or host_of(spec.get("dest-node"))
+    source_literal = ip_literal(rec["source"])
+    dest_literal = ip_literal(rec["dest"])
 
-    reference = _obj(inner.get("reference"))
-    nested = _obj(reference.get("jumbo"))
-    rec["source_site"] = _str(reference.get("source-site")) or _str(nested.get("source-site"))
-    rec["dest_site"] = _str(reference.get("dest-site")) or _str(nested.get("dest-site"))
+    reference = as_obj(inner.get("reference"))
+    nested = as_obj(reference.get("jumbo"))
+    rec["source_site"] = as_str(reference.get("source-site")) or as_str(nested.get("source-site"))
+    rec["dest_site"] = as_str(reference.get("dest-site")) or as_str(nested.get("dest-site"))
 
-    rec["ip_version"] = (_int(spec.get("ip-version")) or _int(res.get("ip-version"))
-                         or _ip_version_of(dest_literal or _str(res.get("dest-ip")))
-                         or _ip_version_of(source_literal or _str(res.get("source-ip"))))
+    rec["ip_version"] = (as_int(spec.get("ip-version")) or as_int(res.get("ip-version"))
+                         or ip_version_of(dest_literal or as_str(res.get("dest-ip")))
+                         or ip_version_of(source_literal or as_str(res.get("source-ip"))))
     # A literal is the run's address only in the run's family: without `source` in the spec the
     # source is the lead, whose address (IPv4, say) is not what an IPv6 run used: its source-ip is.
-    measured = _same_family(_ip_literal(_host(res.get("source-ip"))), rec["ip_version"])
-    if source_literal and measured and not _same_family(source_literal, rec["ip_version"]):
+    measured = same_family(ip_literal(host_of(res.get("source-ip"))), rec["ip_version"])
+    if source_literal and measured and not same_family(source_literal, rec["ip_version"]):
         rec["source"] = source_literal = measured
-    rec["source_ip"] = _same_family(source_literal, rec["ip_version"]) or measured
-    rec["dest_ip"] = _same_family(dest_literal, rec["ip_version"]) or _str(res.get("dest-ip"))
-    succeeded = _bool(res.get("succeeded"))
+    rec["source_ip"] = same_family(source_literal, rec["ip_version"]) or measured
+    rec["dest_ip"] = same_family(dest_literal, rec["ip_version"]) or as_str(res.get("dest-ip"))
+    succeeded = as_bool(res.get("succeeded"))
     rec["succeeded"] = succeeded if succeeded is not None else False
     error = res.get("error")
     rec["error"] = error if isinstance(error, str) else (json.dumps(error) if error else None)
 
     MAPPERS[ptype](rec, spec, res)
+    _jumbo_verdict(rec)
     rec["id"] = make_id(run_href, inner.get("id"), ptype, rec["start"])
     return rec
 
 
+# The result's members -> the record's fields, for the tests that measure the path MTU: the
+# one place a result's name (`path-mtu`) becomes the stored one (`path_mtu`, the SQLite column
+# and the OpenSearch field alike). jumbo-throughput keeps no verdict of its own.
+PATH_FIELDS = (("path-mtu", "path_mtu", as_int), ("local-mtu", "local_mtu", as_int),
+               ("pmtud", "pmtud", as_str))
+PMTU_FIELDS = PATH_FIELDS + (("jumbo", "jumbo", as_bool),
+                             ("reverse-path-mtu", "reverse_path_mtu", as_int),
+                             ("reverse-pmtud", "reverse_pmtud", as_str))
+
+
+def _copy(rec, res, fields):
+    for member, field, kind in fields:
+        rec[field] = kind(res.get(member))
+
+
 def _jumbo_verdict(rec):
+    """The result's own `jumbo` verdict where it has one, else core.mtu.is_jumbo's."""
     if rec["jumbo"] is None and rec["path_mtu"] is not None:
         rec["jumbo"] = is_jumbo(rec["path_mtu"], rec["target_mtu"], rec.get("pmtud"))
 
@@ -308,25 +254,20 @@ def _jumbo_verdict(rec):
 def _hop(hop):
     ttl, ip, mtu = hop.get("ttl"), hop.get("ip"), hop.get("mtu")
     # Plain ints and strings (the usual case) as they are; anything else the general way.
-    return {"ttl": ttl if type(ttl) is int else _int(ttl),
-            "ip": ip if ip is None or type(ip) is str else _str(ip),
-            "mtu": mtu if type(mtu) is int else _int(mtu)}
+    return {"ttl": ttl if type(ttl) is int else as_int(ttl),
+            "ip": ip if ip is None or type(ip) is str else as_str(ip),
+            "mtu": mtu if type(mtu) is int else as_int(mtu)}
 
 
 def _map_pmtu(rec, spec, res):
-    rec["path_mtu"] = _int(res.get("path-mtu"))
-    rec["local_mtu"] = _int(res.get("local-mtu"))
-    rec["target_mtu"] = (_int(res.get("target-mtu")) or _int(spec.get("target-mtu"))
+    _copy(rec, res, PMTU_FIELDS)
+    rec["target_mtu"] = (as_int(res.get("target-mtu")) or as_int(spec.get("target-mtu"))
                          or DEFAULT_TARGET_MTU)
-    rec["jumbo"] = _bool(res.get("jumbo"))
-    rec["pmtud"] = _str(res.get("pmtud"))
     blackhole = res.get("blackhole")
     if isinstance(blackhole, dict):
-        rec["blackhole_ttl"] = _int(blackhole.get("ttl"))
-        rec["blackhole_ip"] = _str(blackhole.get("ip"))
-        rec["blackhole_size"] = _int(blackhole.get("size"))
-    rec["reverse_path_mtu"] = _int(res.get("reverse-path-mtu"))
-    rec["reverse_pmtud"] = _str(res.get("reverse-pmtud"))
+        rec["blackhole_ttl"] = as_int(blackhole.get("ttl"))
+        rec["blackhole_ip"] = as_str(blackhole.get("ip"))
+        rec["blackhole_size"] = as_int(blackhole.get("size"))
     hops = res.get("hops")
     if isinstance(hops, list):
         rec["hops"] = [_hop(h) for h in hops if isinstance(h, dict)]
@@ -336,33 +277,29 @@ def _map_pmtu(rec, spec, res):
         rec["flows"] = len(flows)
         # A partial (per-flow) black hole: some flows vanish silently while others cross.
         # Flows that could not be measured (`unknown`) say nothing either way.
-        verdicts = set(_str(f.get("pmtud")) for f in flows
+        verdicts = set(as_str(f.get("pmtud")) for f in flows
                        if f.get("path-mtu") is not None and f.get("pmtud") != "unknown")
         rec["partial"] = "blackhole" in verdicts and len(verdicts) > 1
         rec["blackhole_flows"] = sum(1 for f in flows if f.get("pmtud") == "blackhole"
                                      and f.get("path-mtu") is not None)
     throughput = res.get("throughput")
     if isinstance(throughput, dict):
-        rec["throughput_standard"] = _num(_obj(throughput.get("standard")).get("mean"))
-        rec["throughput_jumbo"] = _num(_obj(throughput.get("jumbo")).get("mean"))
-        rec["gain"] = _num(throughput.get("gain"))
-    _jumbo_verdict(rec)
+        rec["throughput_standard"] = as_num(as_obj(throughput.get("standard")).get("mean"))
+        rec["throughput_jumbo"] = as_num(as_obj(throughput.get("jumbo")).get("mean"))
+        rec["gain"] = as_num(throughput.get("gain"))
 
 
 def _map_pair(rec, spec, res):
     """jumbo-throughput: the path MTU it measured first and the paired legs' figures."""
-    rec["path_mtu"] = _int(res.get("path-mtu"))
-    rec["local_mtu"] = _int(res.get("local-mtu"))
-    rec["pmtud"] = _str(res.get("pmtud"))
+    _copy(rec, res, PATH_FIELDS)
     rec["target_mtu"] = DEFAULT_TARGET_MTU
-    rec["throughput_standard"] = _num(_obj(res.get("standard")).get("mean"))
-    rec["throughput_jumbo"] = _num(_obj(res.get("jumbo")).get("mean"))
-    rec["gain"] = _num(res.get("gain"))
-    seen = [_int(r.get("observed-mss")) or _int(r.get("mss")) for r in res.get("runs") or []
+    rec["throughput_standard"] = as_num(as_obj(res.get("standard")).get("mean"))
+    rec["throughput_jumbo"] = as_num(as_obj(res.get("jumbo")).get("mean"))
+    rec["gain"] = as_num(res.get("gain"))
+    seen = [as_int(r.get("observed-mss")) or as_int(r.get("mss")) for r in res.get("runs") or []
             if isinstance(r, dict) and r.get("size") == "jumbo" and r.get("succeeded")]
     seen = [m for m in seen if m]
     rec["mss"] = max(seen) if seen else None
-    _jumbo_verdict(rec)
 
 
 def _map_trace(rec, spec, res):
@@ -372,22 +309,21 @@ def _map_trace(rec, spec, res):
     if isinstance(paths, list) and paths and isinstance(paths[0], list):
         hops = []
         for ttl, hop in enumerate(paths[0], 1):
-            hop = _obj(hop)
-            hops.append({"ttl": ttl, "ip": _str(hop.get("ip")), "mtu": _int(hop.get("mtu"))})
+            hop = as_obj(hop)
+            hops.append({"ttl": ttl, "ip": as_str(hop.get("ip")), "mtu": as_int(hop.get("mtu"))})
         rec["hops"] = hops
         mtus = [h["mtu"] for h in hops if h["mtu"]]
         if mtus:
             rec["path_mtu"] = min(mtus)
-    _jumbo_verdict(rec)
 
 
 def _map_throughput(rec, spec, res):
-    summary = _obj(_obj(res.get("summary")).get("summary"))
-    bits = _num(summary.get("throughput-bits"))
+    summary = as_obj(as_obj(res.get("summary")).get("summary"))
+    bits = as_num(summary.get("throughput-bits"))
     if bits is None:
-        bits = _num(res.get("throughput"))
-    mss = (_int(res.get("mss")) or _int(summary.get("mss"))
-           or _int(_obj(res.get("tcp")).get("mss")))
+        bits = as_num(res.get("throughput"))
+    mss = (as_int(res.get("mss")) or as_int(summary.get("mss"))
+           or as_int(as_obj(res.get("tcp")).get("mss")))
     rec["mss"] = mss
     if bits is not None:
         if mss is not None and mss > STANDARD_MTU:
@@ -400,13 +336,13 @@ def _map_latency(rec, spec, res):
     if "roundtrips" in res or "mean" in res and "packets-sent" not in res:
         # rtt test: ISO durations
         rec["rtt"] = duration_seconds(res.get("mean")) or duration_seconds(res.get("min"))
-        loss = _num(res.get("loss"))
-        if loss is None and _num(res.get("sent")):
-            loss = (_num(res.get("lost")) or 0.0) / _num(res.get("sent"))
+        loss = as_num(res.get("loss"))
+        if loss is None and as_num(res.get("sent")):
+            loss = (as_num(res.get("lost")) or 0.0) / as_num(res.get("sent"))
         rec["loss"] = loss
         return
-    sent = _num(res.get("packets-sent"))
-    lost = _num(res.get("packets-lost"))
+    sent = as_num(res.get("packets-sent"))
+    lost = as_num(res.get("packets-lost"))
     if sent:
         rec["loss"] = (lost or 0.0) / sent
     histogram = res.get("histogram-latency")

@@ -19,7 +19,9 @@ import argparse
 import json
 import sys
 
-from . import StoreError, check_url, credentials, default_url, open_store
+from . import credentials, open_store
+from .errors import StoreError
+from .urls import check_url, default_url
 
 
 def _iter_file(handle):

@@ -3,18 +3,7 @@ turns it (and everything else) into a message and an exit status."""
 
 import sys
 
-
-class ReportError(Exception):
-    """A clean, user-facing failure: the CLI prints the message and exits non-zero."""
-
-    def __init__(self, message, status=2):
-        super().__init__(message)
-        self.status = status
-
-
-class StoreDown(ReportError):
-    def __init__(self, message):
-        super().__init__(message, status=3)
+from ..archive.errors import ReportError, StoreDown  # noqa: F401 - the report's names too
 
 
 class NoData(ReportError):

@@ -1,6 +1,10 @@
-"""The OpenSearch store beside perfSONAR's archive: its layout, client and writer (store.py),
-the report's reader over that same client (reader.py) and the one-time set-up (setup.py).
+"""The OpenSearch store beside perfSONAR's archive.
 
-store.py and reader.py are over 400 lines: each is one HTTP client's worth of requests
-against one layout (templates, streams, the latest-per-path index), split no further so that
-the layout and every request that depends on it are read in one place."""
+client.py   the HTTP client: URL, credentials, TLS, timeouts, retries, names, bulk
+layout.py   what this suite owns there: names, mappings, templates, the latest index's packs
+logstash.py the document perfSONAR's Logstash pipeline makes of a result (the store writes
+            this suite's own runs in that shape)
+store.py    the writer (and the few reads the archiver, replay and set-up need)
+install.py  the set-up's steps and checks; setup.py their command line
+search.py, rows.py, changes.py, reader.py, evidence.py   the report's reader
+"""

@@ -31,14 +31,14 @@ def _iso(agg):
 
 def read(queries, window, target):
     """{path key: Evidence} of the pmtu paths sighted in `window`."""
-    query = queries._filter(window)
+    query = queries.window_filter(window)
     query["bool"]["filter"].append({"term": {"jumbo.partial": True}})
     aggs = {"first": {"min": {"field": "jumbo.start"}},
             "last": {"max": {"field": "jumbo.start"}},
             "newest": {"top_hits": {"size": SIGHTINGS, "sort": [{"jumbo.start": "desc"}],
                                     "_source": _SOURCE}}}
     sighted = {}
-    for bucket in queries._composite(queries.pmtu, query,
+    for bucket in queries.composite(queries.pmtu, query,
                                      [{"p": {"terms": {"field": "jumbo.path"}}}], aggs,
                                      "partial black holes", page=PAGE):
         runs = [hit["_source"].get("jumbo", {}) for hit in bucket["newest"]["hits"]["hits"]]
@@ -61,7 +61,7 @@ def read(queries, window, target):
         clean = evidence.dsl_clean(target)
         clean["bool"]["should"] = after
         clean["bool"]["minimum_should_match"] = 1
-        query = queries._filter(window)
+        query = queries.window_filter(window)
         query["bool"]["filter"].append({"terms": {"jumbo.path": chunk}})
         body = {"size": 0, "query": query, "aggs": {
             "runs": {"terms": {"field": "jumbo.path", "size": len(chunk)}},

@@ -88,7 +88,7 @@ FILL = (
 
 def _rows(queries, sql, args):
     out = {}
-    for path, seen, first, last, share, ttl, ip, size, runs, clean in queries._run(sql, args):
+    for path, seen, first, last, share, ttl, ip, size, runs, clean in queries.run(sql, args):
         out[path] = evidence.Evidence(seen, runs or seen, first, last, share, ttl, ip, size,
                                       clean or 0)
     return out

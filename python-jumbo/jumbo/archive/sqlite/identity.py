@@ -18,7 +18,7 @@ import sqlite3
 import stat
 import tempfile
 
-from .. import PermanentError
+from ..errors import PermanentError
 
 HEADER = b"SQLite format 3\x00"
 MARKER_TABLE = "jumbo_store"

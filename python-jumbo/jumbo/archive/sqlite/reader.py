@@ -31,9 +31,9 @@ import sys
 import threading
 import urllib.parse
 
-from ...report.errors import ReportError, StoreDown
+from ..errors import ReportError, StoreDown
 from .. import path_state
-from ..queries import Latest, Queries, Window, state_of
+from ..query_base import Latest, Queries, Window, state_of
 from . import evidence
 
 # The test whose results carry the measured jumbo gain.
@@ -128,7 +128,7 @@ class SqliteQueries(Queries):
             args.append(window.until)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
 
-    def _run(self, sql, args=(), db=None):
+    def run(self, sql, args=(), db=None):
         try:
             return (db or self.db).execute(sql, args).fetchall()
         except sqlite3.DatabaseError as err:
@@ -148,24 +148,24 @@ class SqliteQueries(Queries):
 
     def count(self, window):
         if self._summarised(window):
-            n, first, last = self._run("SELECT SUM(n), MIN(first), MAX(last) FROM pmtu_days")[0]
+            n, first, last = self.run("SELECT SUM(n), MIN(first), MAX(last) FROM pmtu_days")[0]
             if not n:
                 return 0, None, None
             return n, first, last
         if not window.since and not window.until and "day" in self.columns:
             # Covered by the (day, test_type) index; then only the first and last day's rows.
-            n, first_day, last_day = self._run(
+            n, first_day, last_day = self.run(
                 "SELECT COUNT(*), MIN(day), MAX(day) FROM %s WHERE test_type = 'pmtu'"
                 % _quote(self.table))[0]
             if not n:
                 return 0, None, None
-            first = self._run("SELECT MIN(start) FROM %s WHERE day = ? AND test_type = 'pmtu'"
+            first = self.run("SELECT MIN(start) FROM %s WHERE day = ? AND test_type = 'pmtu'"
                               % _quote(self.table), (first_day,))[0][0]
-            last = self._run("SELECT MAX(start) FROM %s WHERE day = ? AND test_type = 'pmtu'"
+            last = self.run("SELECT MAX(start) FROM %s WHERE day = ? AND test_type = 'pmtu'"
                              % _quote(self.table), (last_day,))[0][0]
             return n, first, last
         where, args = self._where(window)
-        row = self._run("SELECT COUNT(*), MIN(start), MAX(start) FROM %s %s"
+        row = self.run("SELECT COUNT(*), MIN(start), MAX(start) FROM %s %s"
                         % (_quote(self.table), where), args)[0]
         return row[0], row[1], row[2]
 
@@ -232,12 +232,12 @@ class SqliteQueries(Queries):
         bucket = ("date(%s, '-6 days', 'weekday 1')" % day) if interval == "week" else day
         pathcol = "path" if self.has_path else "source || '|' || dest || '|' || ip_version"
         db = self.db
-        self._run("DROP TABLE IF EXISTS temp.report_latest")
-        self._run("CREATE TEMP TABLE report_latest (path TEXT PRIMARY KEY, st TEXT) WITHOUT ROWID")
+        self.run("DROP TABLE IF EXISTS temp.report_latest")
+        self.run("CREATE TEMP TABLE report_latest (path TEXT PRIMARY KEY, st TEXT) WITHOUT ROWID")
         if latest is None and self.history_self_contained(window):
             # The latest state of each path, computed by SQLite from the latest table.
             newest, largs = self._newest("pmtu", window)
-            self._run("INSERT OR REPLACE INTO temp.report_latest SELECT r.path, %s %s"
+            self.run("INSERT OR REPLACE INTO temp.report_latest SELECT r.path, %s %s"
                       % (path_state.sql(target), newest), largs)
         else:
             if latest is None:
@@ -260,12 +260,12 @@ class SqliteQueries(Queries):
             "GROUP BY b ORDER BY b" % (bucket, pathcol, "%s >= %d" % (self._col("local_mtu"), int(target)),
                                       path_state.sql(target), _quote(self.table), where))
         trend, candidates = [], set()
-        for r in self._run(sql, args):
+        for r in self.run(sql, args):
             trend.append({"bucket": r[0], "results": r[1], "capable": r[2] or 0,
                           "configured": r[3] or 0, "blackholes": r[4] or 0, "unknown": r[5] or 0})
             if r[6]:
                 candidates.update(r[6].split("\n"))
-        self._run("DROP TABLE IF EXISTS temp.report_latest")
+        self.run("DROP TABLE IF EXISTS temp.report_latest")
         return trend, self._changes(window, target, limit, flap, sorted(candidates), pathcol)
 
     def _history_from_summaries(self, target, interval, limit, flap):
@@ -277,14 +277,14 @@ class SqliteQueries(Queries):
         st = path_state.sql(target, null=-1, blackhole_flag="blackhole", unknown_flag="unknown")
         trend = [{"bucket": r[0], "results": r[1], "capable": r[2] or 0, "configured": r[3] or 0,
                   "blackholes": r[4] or 0, "unknown": r[5] or 0}
-                 for r in self._run(
+                 for r in self.run(
                      "SELECT b, SUM(n), SUM(n * (st = 'jumbo')), SUM(n * cfg), SUM(n * (st = 'blackhole')), "
                      "SUM(n * (st = 'unknown')) "
                      "FROM (SELECT %s AS b, n, NULLIF(local_mtu, -1) >= %d AS cfg, %s AS st FROM pmtu_days) "
                      "GROUP BY b ORDER BY b" % (bucket, int(target), st))]
         # A path can only have changed state if it was seen in two states other than failed
         # (failed results do not count as changes); those are read back to date the changes.
-        candidates = [r[0] for r in self._run(
+        candidates = [r[0] for r in self.run(
             "SELECT path FROM (SELECT path, %s AS st FROM pmtu_path_states) WHERE st != 'failed' "
             "GROUP BY path HAVING COUNT(DISTINCT st) > 1 ORDER BY path" % st)]
         return trend, self._changes(Window(), target, limit, flap, candidates, "path")
@@ -293,13 +293,13 @@ class SqliteQueries(Queries):
         empty = {"changes": [], "changed_paths": 0, "total_changes": 0, "flapping": []}
         if not candidates:
             return empty
-        self._run("DROP TABLE IF EXISTS temp.report_cand")
-        self._run("CREATE TEMP TABLE report_cand (path TEXT PRIMARY KEY) WITHOUT ROWID")
+        self.run("DROP TABLE IF EXISTS temp.report_cand")
+        self.run("CREATE TEMP TABLE report_cand (path TEXT PRIMARY KEY) WITHOUT ROWID")
         self.db.executemany("INSERT OR IGNORE INTO temp.report_cand VALUES (?)", ((c,) for c in candidates))
         where, args = self._where(window)
         where = (where + " AND " if where else "WHERE ") + "%s IN (SELECT path FROM temp.report_cand)" % pathcol
-        self._run("DROP TABLE IF EXISTS temp.report_changes")
-        self._run(
+        self.run("DROP TABLE IF EXISTS temp.report_changes")
+        self.run(
             "CREATE TEMP TABLE report_changes AS "
             "SELECT p, source, dest, ip_version, start, prev, st FROM ("
             " SELECT p, source, dest, ip_version, start, st,"
@@ -308,14 +308,14 @@ class SqliteQueries(Queries):
             "  ) WHERE st != 'failed'"
             ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, path_state.sql(target), _quote(self.table), where),
             args)
-        rows = self._run("SELECT source, dest, ip_version, start, prev, st FROM temp.report_changes "
+        rows = self.run("SELECT source, dest, ip_version, start, prev, st FROM temp.report_changes "
                          "ORDER BY start DESC, source, dest LIMIT ?", (int(limit),))
-        changed = self._run("SELECT COUNT(DISTINCT p), COUNT(*) FROM temp.report_changes")[0]
-        flapping = self._run(
+        changed = self.run("SELECT COUNT(DISTINCT p), COUNT(*) FROM temp.report_changes")[0]
+        flapping = self.run(
             "SELECT source, dest, ip_version, COUNT(*) AS n, MAX(start) FROM temp.report_changes "
             "GROUP BY p HAVING n >= ? ORDER BY n DESC, source, dest LIMIT ?", (int(flap), int(limit)))
-        self._run("DROP TABLE IF EXISTS temp.report_changes")
-        self._run("DROP TABLE IF EXISTS temp.report_cand")
+        self.run("DROP TABLE IF EXISTS temp.report_changes")
+        self.run("DROP TABLE IF EXISTS temp.report_cand")
         return {
             "changes": [{"source": r[0], "dest": r[1], "ip_version": r[2], "start": r[3],
                          "from": r[4], "to": r[5]} for r in rows],
@@ -343,7 +343,7 @@ class SqliteQueries(Queries):
                    "FROM %s %s) AS r WHERE rn = 1" % (cols, self.part, _quote(self.table), where))
         keys = ("source", "dest", "ip_version", "gain", "throughput_standard", "throughput_jumbo", "start")
         best = {}
-        for r in self._run(sql, args):
+        for r in self.run(sql, args):
             item = dict(zip(keys, r))
             key = (item["source"], item["dest"], item["ip_version"])
             if key not in best or item["start"] > best[key]["start"]:
@@ -374,4 +374,4 @@ class SqliteQueries(Queries):
         def shared(text):     # hosts and addresses repeat across ~90,000 rows
             return sys.intern(text) if text.__class__ is str else text
         return [(shared(source), shared(dest), shared(source_ip), shared(dest_ip), rtt, loss, n)
-                for source, dest, source_ip, dest_ip, rtt, loss, n in self._run(sql, args)]
+                for source, dest, source_ip, dest_ip, rtt, loss, n in self.run(sql, args)]

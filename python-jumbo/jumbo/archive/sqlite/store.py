@@ -46,7 +46,8 @@ import os
 import sqlite3
 
 from .. import record as records
-from .. import PermanentError, TransientError, path_state
+from .. import path_state
+from ..errors import PermanentError, TransientError
 from . import evidence, identity
 
 SCHEMA_VERSION = 4

@@ -1,0 +1,99 @@
+"""The paths that changed state in a window, found in OpenSearch (jumbo.archive.opensearch
+.reader's history): the documents of each path that are not in its latest state, aggregated
+on the path with composite (no scripts: a bare OpenSearch has no painless); then only the
+histories of those paths are read back (at most MAX_CHANGED_HISTORY) to date the changes."""
+
+from .. import path_state
+from ..query_base import state_of
+from .rows import iso_text, tiebreak
+from .search import PAGE
+
+MAX_CHANGED_HISTORY = 5000     # paths whose history is read back to date their changes
+
+
+def _candidates(queries, window, target, latest):
+    """Paths with a result in another state than their latest one, found in the store:
+    for each latest state X, the documents of the paths whose latest state is X that are
+    not in state X, aggregated on the path (composite). The largest group is written as
+    'none of the other paths' so the request stays small."""
+    groups = {}
+    for row in latest:
+        groups.setdefault(state_of(row, target), []).append(
+            "%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version))
+    if not groups:
+        return []
+    states = path_state.filters(target)
+    biggest = max(groups, key=lambda k: len(groups[k]))
+    clauses = []
+    others = []
+    for st, paths in groups.items():
+        if st == biggest:
+            continue
+        others.extend(paths)
+        for i in range(0, len(paths), 60000):
+            clauses.append({"bool": {"filter": [{"terms": {"jumbo.path": paths[i:i + 60000]}}],
+                                     "must_not": [states[st]]}})
+    if len(others) <= 60000:
+        must_not = [states[biggest]]
+        if others:
+            must_not.append({"terms": {"jumbo.path": others}})
+        clauses.append({"bool": {"must_not": must_not}})
+    else:   # very large meshes: the biggest group spelled out in chunks too
+        paths = groups[biggest]
+        for i in range(0, len(paths), 60000):
+            clauses.append({"bool": {"filter": [{"terms": {"jumbo.path": paths[i:i + 60000]}}],
+                                     "must_not": [states[biggest]]}})
+    found = set()
+    for clause in clauses:
+        query = queries.window_filter(window)
+        query["bool"]["filter"].append(clause)
+        query["bool"]["must_not"] = [states["failed"]]
+        for bucket in queries.composite(queries.pmtu, query, [{"p": {"terms": {"field": "jumbo.path"}}}],
+                                      {}, "changed paths"):
+            found.add(bucket["key"]["p"])
+    return sorted(found)
+
+def changes(queries, window, target, limit, flap, latest):
+    """The changes of state in the window (Queries.changes), given the latest rows."""
+    changed = _candidates(queries, window, target, latest)
+    # Date the changes: read back the history of the paths that changed (and only those).
+    events, counts = [], {}
+    for i in range(0, min(len(changed), MAX_CHANGED_HISTORY), 500):
+        chunk = changed[i:i + 500]
+        query = {"bool": {"filter": queries.window_range(window) + [{"terms": {"jumbo.path": chunk}}]}}
+        prev = {}
+        after = None
+        while True:
+            body = {"size": PAGE, "query": query, "track_total_hits": False,
+                    "sort": [{"jumbo.path": "asc"}, {"jumbo.start": "asc"}, {"jumbo.id": "asc"}],
+                    "_source": ["jumbo." + f for f in ("path", "source", "dest", "ip_version",
+                                                       "start", "succeeded", "path_mtu", "pmtud",
+                                                       "partial", "reverse_path_mtu",
+                                                       "reverse_pmtud")]}
+            if after:
+                body["search_after"] = after
+            parsed = queries.search(queries.pmtu, body, "change history")
+            hits = parsed.get("hits", {}).get("hits", []) if parsed else []
+            for hit in hits:
+                src = hit["_source"]["jumbo"]
+                st = state_of(src, target)
+                if st == "failed":
+                    continue
+                key = src["path"]
+                before = prev.get(key)
+                prev[key] = st
+                if before is not None and before != st:
+                    events.append({"source": src["source"], "dest": src["dest"],
+                                   "ip_version": src["ip_version"], "start": iso_text(src["start"]),
+                                   "from": before, "to": st})
+                    c = counts.setdefault(key, [src["source"], src["dest"], src["ip_version"], 0, None])
+                    c[3] += 1
+                    c[4] = iso_text(src["start"])
+            if len(hits) < PAGE:
+                break
+            after = hits[-1]["sort"]
+    flapping = [{"source": c[0], "dest": c[1], "ip_version": c[2], "changes": c[3], "last_change": c[4]}
+                for c in counts.values() if c[3] >= flap]
+    flapping.sort(key=lambda f: (-f["changes"], f["source"], f["dest"]))
+    return {"changes": tiebreak(events)[:limit], "changed_paths": len(counts),
+            "total_changes": len(events), "flapping": flapping[:limit]}
