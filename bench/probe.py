@@ -77,7 +77,7 @@ import json, sys
 from jumbo import probe
 try:
     result = probe.measure({"dest": sys.argv[1], "flows": int(sys.argv[4])},
-                           reflector={"port": int(sys.argv[2]), "token": sys.argv[3]})
+                           reflector={"port": int(sys.argv[2]), "token": sys.argv[3]}).as_json()
 except probe.ProbeError as err:
     result = {"succeeded": False, "error": str(err)}
 print(json.dumps(result))

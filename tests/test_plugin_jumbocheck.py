@@ -348,7 +348,7 @@ def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", dual_stack)
     from jumbo.testtype.spec import with_defaults
     engine = Engine(with_defaults({"dest": "dual.example"}))
-    engine._resolve()
+    engine.resolve_hosts()
     assert (engine.version,) == runner._reflector_versions({"dest": "dual.example"}) == (4,)
     assert engine.dest_ip == "198.18.0.2"
 

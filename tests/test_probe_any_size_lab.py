@@ -87,7 +87,7 @@ out = []
 for version in (4, 6):
     for _ in range(%d):
         dest = %r if version == 4 else %r
-        result = probe.measure({"dest": dest}, reflector={"port": %d, "token": %r})
+        result = probe.measure({"dest": dest}, reflector={"port": %d, "token": %r}).as_json()
         out.append(result)
 # STATUS: the reflector stops serving (as p0 tells p1 at the end of a run).
 import time
@@ -126,7 +126,7 @@ def test_forward_probing_through_the_reflector(lab_factory):
 NO_REFLECTOR_SCRIPT = """
 import json
 from jumbo import probe
-result = probe.measure({"dest": %r}, reflector={"port": 5544, "token": "00" * 16})
+result = probe.measure({"dest": %r}, reflector={"port": 5544, "token": "00" * 16}).as_json()
 print(json.dumps(result))
 """
 

@@ -11,9 +11,13 @@ import random
 import pytest
 
 from jumbo.probe import budget as budget_module
+from jumbo.probe import flows as flows_module
+from jumbo.probe import rounds as rounds_module
+from jumbo.probe import scan as scan_module
 from jumbo.probe import engine as engine_module
 from jumbo.probe import transport as tp
-from jumbo.probe.engine import Engine, max_duration, CONTACT_SECONDS
+from jumbo.probe.engine import Engine
+from jumbo.probe.timing import CONTACT_SECONDS, max_duration
 
 
 class SimClock(object):
@@ -135,8 +139,8 @@ class SimPath(tp.Transport):
 @pytest.fixture
 def clock(monkeypatch):
     sim = SimClock()
-    monkeypatch.setattr(engine_module, "time", sim)
-    monkeypatch.setattr(budget_module, "time", sim)
+    for module in (engine_module, budget_module, flows_module, rounds_module, scan_module):
+        monkeypatch.setattr(module, "time", sim)
     return sim
 
 
@@ -162,7 +166,7 @@ def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=F
     clock.engine = engine
     engine.transports = [path] + ([echo] if echo else [])
     started = clock.now
-    result = engine._measure(path, echo, flows, None, path if forward else None)
+    result = engine.measure(path, echo, flows, None, path if forward else None).as_json()
     return result, clock.now - started, spec
 
 

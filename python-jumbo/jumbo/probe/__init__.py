@@ -1,7 +1,8 @@
 """The path-MTU probing engine: exact forward path MTU, PMTUD health, black holes, hops, flows.
 
 Public API:
-    measure(spec, reflector=None) -> result dict (the test's result object, succeeded true)
+    measure(spec, reflector=None) -> outcome.PathResult (its as_json() is the test's forward
+                                     result object, succeeded true)
     max_duration(spec) -> seconds a measure() with this spec can take at most
     ProbeError: raised with an operator-readable message when nothing can be measured
                 (unresolvable dest, no route, missing IP version, no answer at all)
@@ -11,7 +12,9 @@ See transport.py for how probes travel and search.py for the size search.
 """
 
 from .transport import ProbeError, Transport, Event  # noqa: F401
-from .engine import max_duration as _max_duration, Engine
+from .engine import Engine
+from .outcome import PathResult  # noqa: F401
+from .timing import max_duration as _max_duration
 
 
 def _with_defaults(spec):

@@ -86,18 +86,22 @@ class AnswerBudget(object):
             if span >= MIN_SPAN:
                 self.rate = max(self.rate, min(MAX_RATE, (len(later) - 1) / span))
 
-    def empty(self, since=None):
+    def empty(self, since=None, sure=True):
         """The dest refused an answer at `since` (default now): its budget was below one
         answer then, and at least a whole answer has accrued 1/rate later. The first refusal
         sets the level (a run starts not knowing what the run before it left); a later one
-        where the model still held a whole answer says the rate is too high: halve it."""
+        where the model still held a whole answer says the rate is too high: halve it. Only
+        a `sure` refusal (not one lost answer) moves the rate or becomes a dry moment to learn
+        it from: a loss taken for a dry budget would make a 1/s dest look fast."""
         now = time.monotonic()
         self.level()
         when = now if since is None else since
         model_then = self.tokens - (now - when) * self.rate
+        self.tokens = min(self.tokens, max(0.0, (now - when) * self.rate))
+        if not sure:
+            return
         if self.dries and model_then >= 1.0:
             self.rate = max(MIN_RATE, self.rate / 2.0)
-        self.tokens = min(self.tokens, max(0.0, (now - when) * self.rate))
         self.dries = (self.dries + [when])[-HISTORY:]
 
     def seconds_until(self, answers):
@@ -108,3 +112,22 @@ class AnswerBudget(object):
     def affordable(self, seconds):
         """Answers the dest can give within `seconds` from now: the level and its refill."""
         return self.level() + max(0.0, seconds) * self.rate
+
+
+# The dest's answers a rate-limited flow that has not answered yet is planned to need: its
+# answer, and on a path with a partial black hole or loss the companions that make its
+# silences votes.
+ANSWERS_PER_FLOW = 3
+
+
+def answers_needed(search):
+    """The dest's answers a rate-limited flow still needs, as its search stands: the votes
+    its boundary lacks (each ordered silence is one round with an answered companion), at
+    least one. For a flow nothing has answered yet (its first round met a spent budget):
+    ANSWERS_PER_FLOW where the run saw loss or a black hole, else 2 (its answer, and one
+    companion should its size turn out to vanish)."""
+    if search.lo is None:
+        if search.losses + search.losses_elsewhere or search.holes_elsewhere:
+            return ANSWERS_PER_FLOW
+        return 2
+    return max(1, search.need() - search.votes.get(search.hi, 0))

@@ -107,7 +107,7 @@ def main(argv=None):
                              "`pscheduler task pmtu --%s ...`\n" % (USAGE, key, key))
             return 2
     try:
-        result = measure(spec)
+        result = measure(spec).as_json()
     except ProbeError as err:
         if want_json:
             print(json.dumps({"schema": 1, "succeeded": False, "error": str(err),

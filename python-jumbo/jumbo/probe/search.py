@@ -108,7 +108,7 @@ class SizeSearch(object):
         was answered, so the path was alive) or met a PTB."""
         if self.lo is not None and size <= self.lo:
             return
-        if not ptb and self._covered(size):
+        if not ptb and self.covered(size):
             # A larger size met a PTB from a router this size also fails at: its silence
             # was loss.
             self.loss_seen = True
@@ -156,7 +156,7 @@ class SizeSearch(object):
         elif ordered:
             self.votes[size] = self.votes.get(size, 0) + 1
 
-    def _covered(self, size):
+    def covered(self, size):
         """True when a PTB for a size at or above `size` named an MTU below it."""
         return any(mtu < size <= other for other, mtu in self.answered.items()
                    if useful_ptb(mtu, other, self.version))

@@ -437,9 +437,7 @@ def _forward(run, peer=None, starting=0.0):
         outcome = probe.measure(spec, reflector=via) if via else probe.measure(spec)
     except probe.ProbeError as err:
         return None, str(err)
-    if not isinstance(outcome, dict):
-        return None, "the probe engine returned no result"
-    return outcome, None
+    return outcome.as_json(), None
 
 
 def _run_source(run):
