@@ -11,7 +11,7 @@ setup(
     install_requires=["jsonschema>=3.0"],
     entry_points={
         "console_scripts": [
-            "jumbocheck = jumbo.probe.cli:main",
+            "jumbocheck = jumbo.protocol.probe_cli:main",
             "jumbo-report = jumbo.report.cli:main",
             "jumbo-alarms = jumbo.report.alarms_cli:main",
             "jumbo-replay = jumbo.archive.replay:main",

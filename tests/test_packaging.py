@@ -167,7 +167,7 @@ def test_rpm_library_files(rpms):
     assert packaged == expected
     # byte-compiled at build time (the pscheduler user cannot write __pycache__)
     # (what every method imports, in each node-side package)
-    for module in ("core/schema", "protocol/method", "test/spec", "tool/runner", "archive/archiver",
+    for module in ("core/schema", "protocol/method", "testtype/spec", "tool/runner", "archive/archiver",
                    "archive/sqlite/store"):
         folder, name = module.rsplit("/", 1)
         pattern = r"/jumbo/%s/__pycache__/%s\.cpython-\d+\.pyc$" % (folder, name)

@@ -5,7 +5,7 @@ jumbo.testtype.render.verdict's line first."""
 import pytest
 
 from jumbo.testtype import render
-from jumbo.probe import cli as jumbocheck
+from jumbo.protocol import probe_cli as jumbocheck
 
 # Engine answers of the shapes the lab produces (clean jumbo, a 1500 core with working
 # PMTUD, a black hole at hop 2).

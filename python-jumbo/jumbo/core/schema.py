@@ -191,13 +191,17 @@ THROUGHPUT_RESULT = {
     "required": ["runs"],
 }
 
+# The members every result of the suite starts with (both tests, every version so far).
+RESULT_HEAD = {
+    "schema": {"type": "integer", "enum": [1]},
+    "succeeded": {"type": "boolean"},
+    "error": {"type": ["string", "null"]},
+    "diags": {"type": ["string", "null"]},
+}
+
 RESULT_V1 = {
     "type": "object",
-    "properties": {
-        "schema": {"type": "integer", "enum": [1]},
-        "succeeded": {"type": "boolean"},
-        "error": {"type": ["string", "null"]},
-        "diags": {"type": ["string", "null"]},
+    "properties": dict(RESULT_HEAD, **{
         "path-mtu": {"type": ["integer", "null"]},
         "local-mtu": {"type": ["integer", "null"]},
         "target-mtu": {"type": ["integer", "null"]},
@@ -230,7 +234,7 @@ RESULT_V1 = {
         "reverse": {"type": "object"},
         # Results archived before jumbo-throughput split off carry the paired legs here.
         "throughput": {"anyOf": [THROUGHPUT_RESULT, {"type": "null"}]},
-    },
+    }),
     "required": ["schema", "succeeded"],
     # Complete: a member this schema does not name is a defect, not something to drop.
     # pScheduler's private members ("_token", ...) are the exception; they are never shown.
@@ -245,11 +249,7 @@ MAX_RESULT_SCHEMA = max(RESULT_VERSIONS)
 # leg's size), then the throughput object's members at the top level.
 PAIR_RESULT_V1 = {
     "type": "object",
-    "properties": dict({
-        "schema": {"type": "integer", "enum": [1]},
-        "succeeded": {"type": "boolean"},
-        "error": {"type": ["string", "null"]},
-        "diags": {"type": ["string", "null"]},
+    "properties": dict(RESULT_HEAD, **dict({
         "dest-ip": {"type": ["string", "null"]},
         "source-ip": {"type": ["string", "null"]},
         "ip-version": {"anyOf": [{"$ref": "#/definitions/ip-version"}, {"type": "null"}]},
@@ -261,7 +261,7 @@ PAIR_RESULT_V1 = {
         "mathis": {"type": ["object", "null"]},
         "notes": {"type": "array", "items": {"type": "string"}},
         "server": {"type": ["object", "null"]},
-    }, **THROUGHPUT_RESULT["properties"]),
+    }, **THROUGHPUT_RESULT["properties"])),
     "required": ["schema", "succeeded", "runs", "verdict"],
 }
 

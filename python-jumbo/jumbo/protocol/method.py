@@ -8,19 +8,20 @@ exit means "the method itself broke".
 """
 
 import json
+import os
 import re
 import sys
 import traceback
 
 
-
 def strip_comments(value):
     """Drop object members whose names start with '#', at every depth (as the server does)."""
-    if isinstance(value, dict):
-        return {k: strip_comments(v) for k, v in value.items() if not k.startswith("#")}
     if isinstance(value, list):
-        return [strip_comments(v) for v in value]
-    return value
+        return [strip_comments(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    return dict((key, strip_comments(item)) for key, item in value.items()
+                if not key.startswith("#"))
 
 
 def loads(text):
@@ -75,7 +76,6 @@ def run_method(function):
     except ValueError as err:
         fail(str(err), 1)
     except Exception as err:  # noqa: BLE001 - the contract wants text, not a traceback
-        import os
         if os.environ.get("JUMBO_DEBUG"):
             traceback.print_exc()
         fail("%s: %s" % (type(err).__name__, err), 1)
@@ -149,3 +149,68 @@ def mime_type(argv):
     if mime not in MIME_TYPES:
         raise ValueError("Unsupported format %r (use text/plain or text/html)" % mime)
     return mime
+
+
+# ------------------------------------------------------------------------------------------
+# One test plugin's methods
+
+class TestTypePlugin(object):
+    """The methods of one test plugin (pmtu, jumbo-throughput), stdin text and argv in, the
+    answer out, over its test type's functions:
+
+    spec          validate, cli_to_spec, spec_to_cli, participants, require_valid
+    render        result_text, result_html, spec_text, spec_html
+    check_result  result -> (valid, error), the result's schema
+    read_result   the parsed result-format input -> its result object (ValueError if none)
+    """
+
+    __test__ = False  # a pScheduler test type's plugin, not a test case to collect
+
+    def __init__(self, spec, render, check_result, read_result):
+        self.spec = spec
+        self.render = render
+        self.check_result = check_result
+        self.read_result = read_result
+
+    def methods(self):
+        """spec_is_valid, cli_to_spec, spec_to_cli, participants, result_format, spec_format:
+        the functions the method executables call."""
+        return (self.spec_is_valid, self.cli_to_spec, self.spec_to_cli, self.participants,
+                self.result_format, self.spec_format)
+
+    def spec_is_valid(self, text):
+        return spec_is_valid(text, self.spec.validate)
+
+    def cli_to_spec(self, argv, stdin):
+        return self.spec.cli_to_spec(cli_argv(argv, stdin))
+
+    def spec_to_cli(self, text):
+        return self.spec.spec_to_cli(loads(text))
+
+    def participants(self, text):
+        return self.spec.participants(loads(text))
+
+    def result_format(self, text, argv=()):
+        """stdin {"spec", "result"} and argv [MIME] -> the formatted text. Raises ValueError
+        (message for stderr, exit 1) on bad input."""
+        mime = mime_type(list(argv))
+        document = loads(text)
+        result = self.read_result(document)
+        checked = dict(result)
+        checked.setdefault("schema", 1)
+        valid, error = self.check_result(checked)
+        if not valid:
+            raise ValueError("Invalid result: %s" % error)
+        spec = document.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        if mime == "text/html":
+            return printable(self.render.result_html(spec, result))
+        return printable(self.render.result_text(spec, result))
+
+    def spec_format(self, text, argv=()):
+        """stdin (the spec) and argv [MIME] -> the formatted spec."""
+        mime = mime_type(list(argv))
+        spec = self.spec.require_valid(loads(text))
+        if mime == "text/html":
+            return printable(self.render.spec_html(spec))
+        return printable(self.render.spec_text(spec))

@@ -6,48 +6,15 @@ from ..testtype import render, spec as specs
 from . import method
 
 
-def spec_is_valid(text):
-    return method.spec_is_valid(text, specs.validate)
-
-
-def cli_to_spec(argv, stdin):
-    return specs.cli_to_spec(method.cli_argv(argv, stdin))
-
-
-def spec_to_cli(text):
-    return specs.spec_to_cli(method.loads(text))
-
-
-def participants(text):
-    return specs.participants(method.loads(text))
-
-
-def result_format(text, argv=()):
-    """stdin {"spec", "result"} and argv [MIME] -> the formatted text. Raises ValueError
-    (message for stderr, exit 1) on bad input."""
-    mime = method.mime_type(list(argv))
-    document = method.loads(text)
+def _result(document):
+    """The result of a result-format input, which must have one (an object)."""
     if not isinstance(document, dict) or "result" not in document:
         raise ValueError("Expected a JSON object with 'spec' and 'result'")
-    result = document["result"]
-    if not isinstance(result, dict):
+    if not isinstance(document["result"], dict):
         raise ValueError("At /result: the result must be a JSON object")
-    checked = dict(result)
-    checked.setdefault("schema", 1)
-    valid, error = validation.check_result(checked)
-    if not valid:
-        raise ValueError("Invalid result: %s" % error)
-    spec = document.get("spec")
-    spec = spec if isinstance(spec, dict) else {}
-    if mime == "text/html":
-        return method.printable(render.result_html(spec, result))
-    return method.printable(render.result_text(spec, result))
+    return document["result"]
 
 
-def spec_format(text, argv=()):
-    """stdin (the spec) and argv [MIME] -> the formatted spec."""
-    mime = method.mime_type(list(argv))
-    spec = specs.require_valid(method.loads(text))
-    if mime == "text/html":
-        return method.printable(render.spec_html(spec))
-    return method.printable(render.spec_text(spec))
+PLUGIN = method.TestTypePlugin(specs, render, validation.check_result, _result)
+spec_is_valid, cli_to_spec, spec_to_cli, participants, result_format, spec_format = \
+    PLUGIN.methods()

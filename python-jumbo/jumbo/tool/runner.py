@@ -56,7 +56,7 @@ from ..testtype import pair as pairs
 from . import iperf_auth, reflector, reverse as reverse_search
 from . import result as results
 from ..testtype import spec as specs
-from ..protocol import terminate
+from ..core import terminate
 from ..core import units
 from ..core.resolve import ResolveError, resolve
 

@@ -1,14 +1,18 @@
 """`jumbocheck DEST [options] [--json]`: the probe engine without pScheduler.
 
-Options are those of `pscheduler task pmtu` (parsed by jumbo.spec.cli_to_spec, so there is
-one parser); DEST may be given alone instead of --dest. `--json` prints exactly the result
-object. Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage error.
+Options are those of `pscheduler task pmtu` (parsed by jumbo.testtype.spec.cli_to_spec, so
+there is one parser); DEST may be given alone instead of --dest. `--json` prints exactly the
+result object. Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage
+error. The console script `jumbocheck` (setup.py); in the protocol layer because it reads a
+command line and speaks the pmtu test's words, over the probe engine.
 """
 
 import json
 import sys
 
-from . import ProbeError, measure
+from ..probe import ProbeError, measure
+from ..testtype.render import verdict
+from ..testtype.spec import CliError, cli_to_spec, option_help
 
 # Spec keys the pmtu test has and a run without pScheduler cannot serve.
 NEEDS_NODES = ("reverse", "reflector", "source-node", "dest-node")
@@ -43,7 +47,6 @@ def _split(argv):
 
 
 def help_text():
-    from ..testtype.spec import option_help
     return "\n".join([
         USAGE, "",
         "Measures the exact path MTU to DEST, PMTUD health and black holes, from this host and",
@@ -61,7 +64,6 @@ def help_text():
 
 def text(result):
     """Verdict first (the very line `pscheduler task pmtu` prints), then the details."""
-    from ..testtype.render import verdict
     lines = [verdict(result)]
     lines.append("Dest %s, target MTU %s, PMTUD %s" % (
         result.get("dest-ip"), result.get("target-mtu"), result.get("pmtud")))
@@ -92,7 +94,6 @@ def main(argv=None):
         print(help_text())
         return 0
     rest, want_json = _split(argv)
-    from ..testtype.spec import cli_to_spec, CliError
     if "--dest" not in rest:
         sys.stderr.write("%s\njumbocheck: DEST is required\n" % USAGE)
         return 2
