@@ -11,7 +11,7 @@ import time
 
 from ..core.mtu import MAX_IP_PACKET, MIN_MTU
 from ..core.resolve import ResolveError, resolve, source_address
-from . import outcome
+from . import outcome, route
 from . import transport as tp
 from .budget import AnswerBudget
 from .flows import FlowSearches, UDP_UNANSWERED
@@ -84,7 +84,7 @@ class Engine(FlowSearches):
     def run(self):
         """The measurement -> outcome.PathResult; raises tp.ProbeError when it cannot."""
         self.resolve_hosts()
-        iface, device_mtu = tp.local_mtu(self.dest_ip, self.version, self.source)
+        iface, device_mtu = route.local_mtu(self.dest_ip, self.version, self.source)
         self._sizes(device_mtu)
         nflows = int(self.spec["flows"])
         self.bucket = AnswerBudget(self.version)

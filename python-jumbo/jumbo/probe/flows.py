@@ -8,7 +8,8 @@ import time
 
 from . import budget
 from .rounds import Rounds
-from .search import SizeSearch, LIMITED_TRAIN
+from .search import SizeSearch
+from .trains import LIMITED_TRAIN
 from .timing import CONTACT_SECONDS
 
 UDP_UNANSWERED = ("the dest answered ICMP echo but none of the UDP probes within %.0f s (a "

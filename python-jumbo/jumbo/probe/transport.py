@@ -27,9 +27,9 @@ Event kinds: ARRIVED (the dest got it), TOO_BIG (a router said frag-needed / pac
 `mtu` is its claim, `source` the router), TTL (time exceeded at `source`), UNREACH (another
 ICMP error: host/net/admin unreachable), LOCAL (a local error).
 
-Just under 500 lines: the two transports share the socket floor here (DF options, the error
-queue, the ICMP quote parsing of both families); kept together so that a change to how a
-probe's fate is read is made once.
+The two transports share the socket floor here (DF options, the error queue, the ICMP quote
+parsing of both families), so that a change to how a probe's fate is read is made once. The
+egress interface and its MTU are route.py's.
 """
 
 import errno
@@ -115,23 +115,22 @@ class Transport(object):
 DEST_ANSWER_CODES = {4: frozenset((2, 3, 9, 10, 13)), 6: frozenset((1, 4, 5, 6))}
 
 
+# (ICMP type, code or None for any) of a router's answers per ICMP family, and the type of
+# the dest's own unreachable whose codes (DEST_ANSWER_CODES) prove a probe arrived.
+ROUTER_ANSWERS = {4: ((3, 4, TOO_BIG), (11, None, TTL)), 6: ((2, None, TOO_BIG), (3, None, TTL))}
+DEST_UNREACH_TYPE = {4: 3, 6: 1}
+
+
 def _classify(version, ee_origin, ee_type, ee_code, ee_errno, dest_ip, offender):
     """Map an extended error to an event kind."""
     if ee_origin == SO_EE_ORIGIN_LOCAL:
         return LOCAL
-    if version == 4 or ee_origin == SO_EE_ORIGIN_ICMP:
-        if ee_type == 3 and ee_code == 4:
-            return TOO_BIG
-        if ee_type == 11:
-            return TTL
-        if ee_type == 3 and ee_code in DEST_ANSWER_CODES[4] and offender == dest_ip:
-            return ARRIVED
-        return UNREACH
-    if ee_type == 2:
-        return TOO_BIG
-    if ee_type == 3:
-        return TTL
-    if ee_type == 1 and ee_code in DEST_ANSWER_CODES[6] and offender == dest_ip:
+    family = 4 if (version == 4 or ee_origin == SO_EE_ORIGIN_ICMP) else 6
+    for kind_type, kind_code, kind in ROUTER_ANSWERS[family]:
+        if ee_type == kind_type and kind_code in (None, ee_code):
+            return kind
+    if ee_type == DEST_UNREACH_TYPE[family] and ee_code in DEST_ANSWER_CODES[family] \
+            and offender == dest_ip:
         return ARRIVED
     return UNREACH
 
@@ -318,7 +317,7 @@ def _open_flow_sockets(transport, port, flows, tune=None):
             transport.ports.append(sock.getsockname()[1])
     except OSError as err:
         transport.close()
-        raise _socket_problem(err, transport.dest_ip, transport.version, transport.source)
+        raise socket_problem(err, transport.dest_ip, transport.version, transport.source)
 
 
 class UdpTransport(SocketTransport):
@@ -366,7 +365,7 @@ class EchoTransport(SocketTransport):
             sock.setblocking(False)
         except OSError as err:
             sock.close()
-            raise _socket_problem(err, dest_ip, version, source)
+            raise socket_problem(err, dest_ip, version, source)
         self.socks = [sock]
         self.by_fd = {sock.fileno(): sock}
 
@@ -398,7 +397,7 @@ class EchoTransport(SocketTransport):
         return events
 
 
-def _socket_problem(err, dest_ip, version, source):
+def socket_problem(err, dest_ip, version, source):
     if err.errno == errno.ENETUNREACH:
         return ProbeError("No route to %s from this host (network unreachable)" % dest_ip)
     if err.errno == errno.EADDRNOTAVAIL:
@@ -410,99 +409,3 @@ def _socket_problem(err, dest_ip, version, source):
     if err.errno in (errno.EACCES, errno.EPERM):
         return ProbeError("Permission denied opening a probe socket: %s" % err.strerror)
     return ProbeError("Cannot open a probe socket to %s: %s" % (dest_ip, err.strerror))
-
-
-# ---------------------------------------------------------------------------------------------
-# The egress interface and its MTU, without privileges: a netlink route query, then SIOCGIFMTU.
-
-RTM_NEWROUTE, RTM_GETROUTE = 24, 26
-NLM_F_REQUEST = 1
-NLMSG_ERROR = 2
-RTA_DST, RTA_SRC, RTA_OIF = 1, 2, 4
-SIOCGIFMTU = 0x8921
-
-
-def _rtattr(kind, payload):
-    length = 4 + len(payload)
-    return struct.pack("=HH", length, kind) + payload + b"\0" * ((4 - length % 4) % 4)
-
-
-def egress_interface(dest_ip, version, source=None):
-    """Name of the interface the kernel routes `dest_ip` through, or None."""
-    family = socket.AF_INET if version == 4 else socket.AF_INET6
-    bits = 32 if version == 4 else 128
-    body = struct.pack("=BBBBBBBBI", family, bits, bits if source else 0, 0, 0, 0, 0, 0, 0)
-    body += _rtattr(RTA_DST, socket.inet_pton(family, dest_ip))
-    if source:
-        body += _rtattr(RTA_SRC, socket.inet_pton(family, source))
-    message = struct.pack("=IHHII", 16 + len(body), RTM_GETROUTE, NLM_F_REQUEST, 1, 0) + body
-    try:
-        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
-    except (OSError, AttributeError):
-        return None
-    try:
-        sock.settimeout(1.0)
-        sock.send(message)
-        reply = sock.recv(65536)
-    except OSError:
-        return None
-    finally:
-        sock.close()
-    if len(reply) < 16:
-        return None
-    _length, kind = struct.unpack("=IH", reply[:6])
-    if kind != RTM_NEWROUTE:
-        return None
-    offset = 16 + 12
-    while offset + 4 <= len(reply):
-        length, attr = struct.unpack("=HH", reply[offset:offset + 4])
-        if length < 4:
-            break
-        if attr == RTA_OIF:
-            index = struct.unpack("=I", reply[offset + 4:offset + 8])[0]
-            try:
-                return socket.if_indextoname(index)
-            except OSError:
-                return None
-        offset += (length + 3) & ~3
-    return None
-
-
-def interface_mtu(name):
-    import fcntl
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        request = struct.pack("16si20x", name.encode()[:15], 0)
-        answer = fcntl.ioctl(sock.fileno(), SIOCGIFMTU, request)
-        return struct.unpack("16si20x", answer)[1]
-    except OSError:
-        try:
-            with open("/sys/class/net/%s/mtu" % name) as handle:
-                return int(handle.read().strip())
-        except (OSError, ValueError):
-            return None
-    finally:
-        sock.close()
-
-
-def local_mtu(dest_ip, version, source=None):
-    """(interface, MTU) of the egress interface towards dest_ip; the route's cached PMTU is
-    deliberately not used (it is what earlier PTBs taught this host, not the interface)."""
-    name = egress_interface(dest_ip, version, source)
-    if name:
-        mtu = interface_mtu(name)
-        if mtu:
-            return name, mtu
-    # Fallback: the connected socket's IP_MTU (may reflect a cached path MTU).
-    family = socket.AF_INET if version == 4 else socket.AF_INET6
-    sock = socket.socket(family, socket.SOCK_DGRAM)
-    try:
-        if source:
-            sock.bind((source, 0))
-        sock.connect((dest_ip, DEFAULT_PORT))
-        option = (SOL_IP, 14) if version == 4 else (SOL_IPV6, 24)
-        return None, sock.getsockopt(option[0], option[1])
-    except OSError as err:
-        raise _socket_problem(err, dest_ip, version, source)
-    finally:
-        sock.close()
