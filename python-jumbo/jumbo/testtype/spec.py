@@ -5,8 +5,7 @@ their stdin and argv and calls it. Validation is offline: host names are checked
 (the contract forbids DNS in spec-is-valid; an unresolvable host fails at run time).
 
 Public API:
-    DEFAULTS, THROUGHPUT_DEFAULTS
-    with_defaults(spec)          -> a copy with every default filled in (used by the probe engine)
+    DEFAULTS, THROUGHPUT_DEFAULTS, with_defaults(spec): jumbo.core.spec's (their one home)
     validate(spec)               -> (True, None) or (False, "At /field: problem")
     is_valid(spec)               -> {"valid": True} or {"valid": False, "error": ...}
     participants(spec)           -> {"participants": [p0, (p1)], ("null-reason": ...)}
@@ -18,36 +17,15 @@ Size: over 400 lines: the spec's defaults, validation and both CLI directions sh
 option table, so that a new spec field is one entry read by all of them.
 """
 
-import copy
+import ipaddress
 import optparse
 import re
 
 from ..core import mtu as mtus
+from ..core.spec import DEFAULTS, THROUGHPUT_DEFAULTS, with_defaults  # noqa: F401 - part of this API
 from ..core import schema as schemas
 from ..core import validate as validation
 from ..core.units import duration_seconds, duration_seconds_or_none, seconds_to_duration
-
-DEFAULTS = {
-    "target-mtu": mtus.DEFAULT_TARGET_MTU,
-    "flows": 4,
-    "hops": False,
-    "reverse": False,
-    # Forward probes through the dest node's reflector (the dest takes part): answers cost
-    # the dest no ICMP budget, so many flows are affordable (the mesh template asks for it).
-    "reflector": False,
-    # Upper bound on the wait for any one probe's answer.
-    "timeout": "PT1S",
-}
-
-THROUGHPUT_DEFAULTS = {
-    "duration": "PT10S",
-    "omit": "PT2S",
-    # One ABBA round is four runs: 1500, 9000, 9000, 1500.
-    "rounds": 1,
-    "parallel": 1,
-    "direction": "forward",
-    "order": "abba",
-}
 
 # The throughput phase left pmtu (a background test) for its own exclusive test.
 MOVED_TO_PAIR_TEST = (
@@ -97,7 +75,6 @@ def _is_ipv6(text):
             return False
     if ":" not in text or not re.match(r"^[0-9A-Fa-f:.]+\Z", text):
         return False
-    import ipaddress
     try:
         ipaddress.IPv6Address(text)
     except ValueError:
@@ -159,23 +136,6 @@ def _node_problem(text):
 
 # ------------------------------------------------------------------------------------------
 # Defaults and validation
-
-def with_defaults(spec):
-    """A deep copy of `spec` with every default filled in.
-
-    `max-mtu` and `min-mtu` stay absent when not given: the engine takes the egress interface
-    MTU and the family's minimum. A present `throughput` object (only in the tool's internal
-    spec of a jumbo-throughput run, see jumbo.testtype.pair) gets its own defaults; an absent one stays
-    absent (no throughput phase)."""
-    full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
-    full.setdefault("schema", 1)
-    for key, value in DEFAULTS.items():
-        full.setdefault(key, value)
-    if isinstance(full.get("throughput"), dict):
-        for key, value in THROUGHPUT_DEFAULTS.items():
-            full["throughput"].setdefault(key, value)
-    return full
-
 
 def effective_ip_version(spec):
     """The spec's ip-version, else the family of a literal dest or source, else None."""
