@@ -1,6 +1,6 @@
 """The reverse path measured from the source (p0): a size search over the sizes of the
-replies p1's reflector sends (jumbo.tool.reflector has the wire format and the reflector
-itself), the STATUS exchange that brings back p1's report, and the bound on how long the
+replies p1's reflector sends (jumbo.probe.wire has the wire format, jumbo.tool.reflector the
+reflector itself), the STATUS exchange that brings back p1's report, and the bound on how long the
 search may take (max_duration, part of the tool's duration budget).
 
 Over 400 lines, and _search over 60, because the search is one algorithm: the flows' state
@@ -18,12 +18,12 @@ import socket
 import struct
 import time
 
-from ..core.mtu import PLATEAUS
+from ..core.mtu import IP_HEADER, MIN_MTU, PLATEAUS
 from ..core.units import duration_seconds_or_none
-from .reflector import (ANSWER, HEADER_LEN, HELLO, IP_HEADER, IPV6_MTU,
-                        IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DONT, IP_MTU_DISCOVER, IP_PMTUDISC_DONT,
-                        LIMIT, MIN_MTU, PROBE, SOL_IP, SOL_IPV6, STATUS, UDP_HEADER,
-                        _big_buffers, decode, encode, token_key)
+from ..probe.wire import (ANSWER, HEADER_LEN, HELLO, IPV6_MTU, IPV6_MTU_DISCOVER,
+                          IPV6_PMTUDISC_DONT, IP_MTU_DISCOVER, IP_PMTUDISC_DONT, LIMIT, PROBE,
+                          SOL_IP, SOL_IPV6, STATUS, UDP_HEADER, big_buffers, decode, encode,
+                          token_key)
 
 # Source side search parameters.
 # Seconds p0 keeps greeting p1 (p0 already waited the runner's START_WAIT for p1's start-up
@@ -62,7 +62,7 @@ class _Client(object):
         family = socket.AF_INET6 if version == 6 else socket.AF_INET
         self.sock = socket.socket(family, socket.SOCK_DGRAM)
         self.sock.setblocking(False)
-        _big_buffers(self.sock)
+        big_buffers(self.sock)
         if source:
             # The spec's source address: the reverse path measured is the one to it.
             try:
