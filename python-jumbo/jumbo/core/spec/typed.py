@@ -1,26 +1,16 @@
 """The run's spec as typed objects, made once from the JSON with every default filled here.
 
-Two shapes reach the tool: a `pmtu` spec, and the internal spec of a `jumbo-throughput` run
-(pmtu-shaped, one flow, with the legs in a `throughput` object: internal_spec). Both become a
-RunSpec; its `throughput` is a ThroughputSpec or None. Each object keeps the filled JSON
-(`as_json()`: what with_defaults used to return) and reads its fields from it once.
-
-Public API:
-    DEFAULTS, THROUGHPUT_DEFAULTS, PAIR_DEFAULTS, DEFAULT_FLOWS
-    with_defaults(spec)        -> a deep copy of a pmtu (or internal) spec with its defaults
-    pair_with_defaults(spec)   -> the same for a jumbo-throughput spec
-    internal_spec(pair_spec)   -> the pmtu-shaped spec a jumbo-throughput run is run as
-    RunSpec(spec), run_spec(spec_or_runspec)
-    ThroughputSpec(phase)
-`max-mtu` and `min-mtu` have no default here: the engine takes the egress interface MTU and
-the family's minimum.
+A `pmtu` spec, or the internal spec of a `jumbo-throughput` run (jumbo.core.spec.pair), becomes
+a RunSpec; its `throughput` is a ThroughputSpec or None. Each object keeps the filled JSON
+(`as_json()`: what with_defaults returns) and reads its fields from it once. `max-mtu` and
+`min-mtu` have no default: the engine takes the egress interface MTU and the family's minimum.
 """
 
 import copy
 
-from . import mtu as mtus
-from . import schema as schemas
-from .units import duration_seconds
+from .. import mtu as mtus
+from .. import schema as schemas
+from ..units import duration_seconds
 
 # Distinct flows probed by default (ECMP paths): one home for the number.
 DEFAULT_FLOWS = 4
@@ -47,16 +37,8 @@ THROUGHPUT_DEFAULTS = {
     "order": "abba",
 }
 
-# A jumbo-throughput spec: the legs' defaults and the wait for one path-MTU probe's answer.
-PAIR_DEFAULTS = dict(THROUGHPUT_DEFAULTS, timeout=DEFAULTS["timeout"])
-
-# The members of a jumbo-throughput spec that become the internal spec's `throughput` object,
-# and those that stay top-level (the hosts and the probe timeout).
-LEG_KEYS = tuple(sorted(schemas.DEFINITIONS["throughput-spec"]["properties"]))
-HOST_KEYS = ("source", "source-node", "dest", "dest-node", "ip-version", "timeout")
-
-
-def _filled(spec, defaults):
+def filled(spec, defaults):
+    """A deep copy of `spec` (a dict, else {}) with `schema` and `defaults` filled in."""
     full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
     full.setdefault("schema", 1)
     for key, value in defaults.items():
@@ -69,27 +51,11 @@ def with_defaults(spec):
 
     A present `throughput` object (only in the tool's internal spec of a jumbo-throughput
     run) gets its own defaults; an absent one stays absent (no throughput phase)."""
-    full = _filled(spec, DEFAULTS)
+    full = filled(spec, DEFAULTS)
     if isinstance(full.get("throughput"), dict):
         for key, value in THROUGHPUT_DEFAULTS.items():
             full["throughput"].setdefault(key, value)
     return full
-
-
-def pair_with_defaults(spec):
-    """A deep copy of a jumbo-throughput spec with every default filled in."""
-    return _filled(spec, PAIR_DEFAULTS)
-
-
-def internal_spec(spec):
-    """The spec the tool runs for a jumbo-throughput spec: pmtu-shaped (one flow, no hops, no
-    reverse) with the legs in a `throughput` object."""
-    internal = {"schema": 1, "flows": 1, "hops": False, "reverse": False,
-                "throughput": dict((k, spec[k]) for k in LEG_KEYS if k in spec)}
-    for key in HOST_KEYS:
-        if key in spec:
-            internal[key] = spec[key]
-    return internal
 
 
 class _Filled(object):
@@ -145,6 +111,14 @@ class ThroughputSpec(_Filled):
         self.port = full.get("port")
         self.seconds = duration_seconds(full["duration"])
         self.omit_seconds = duration_seconds(full.get("omit") or "PT0S")
+
+    def __getitem__(self, key):
+        """A member of the filled JSON, or `seconds` / `omit-seconds` (the durations read)."""
+        if key == "seconds":
+            return self.seconds
+        if key == "omit-seconds":
+            return self.omit_seconds
+        return self._json[key]
 
     def directions(self):
         """The legs' directions: both, or the one asked for."""
