@@ -64,7 +64,7 @@ class ForwardTransport(probe_transport.UdpTransport):
         return False
 
     def _error_event(self, data, anc):
-        event = probe_transport.UdpTransport._error_event(self, data, anc)
+        event = super()._error_event(data, anc)
         if event is not None and event.kind == probe_transport.ARRIVED:
             # A port unreachable from the dest: no reflector there, not an arrival (only
             # the reflector's own answer proves one).

@@ -1,6 +1,7 @@
 """iperf3 as a process: where it is, a free port for its server, starting it so that it dies
 with us, stopping it by its PID, and reading the JSON documents it prints."""
 
+import ctypes
 import errno
 import json
 import os
@@ -9,11 +10,6 @@ import shutil
 import signal
 import socket
 import subprocess
-
-try:
-    import ctypes
-except ImportError:  # not every Python has it: then no parent-death signal
-    ctypes = None
 
 from .plan import PORT_RANGE
 
@@ -73,7 +69,7 @@ def _prctl():
     process may deadlock), or None where there is none."""
     try:
         return ctypes.CDLL(None, use_errno=True).prctl
-    except Exception:  # noqa: BLE001 - not Linux, no libc, no ctypes: no parent-death signal
+    except Exception:  # noqa: BLE001 - not Linux, no libc: no parent-death signal
         return None
 
 
