@@ -262,21 +262,22 @@ class Reflector(object):
             if decoded:
                 size, flow = decoded[3], decoded[2].hex()
             useful = MIN_MTU[version] <= info and (size is None or info < size)
-            # One entry per (sender, MTU): routers repeat the same PTB for every big reply.
-            for entry in self.ptb:
-                if entry["from"] == offender and entry["mtu"] == info:
-                    entry["count"] += 1
-                    if size is not None:
-                        entry["size"] = min(entry["size"] or size, size)
-                    if flow and flow not in entry["flows"] and len(entry["flows"]) < 8:
-                        entry["flows"].append(flow)
-                    entry["useful"] = entry["useful"] and useful
-                    break
-            else:
-                if len(self.ptb) < 32:
-                    self.ptb.append({"from": offender, "mtu": info, "size": size,
-                                     "useful": useful, "count": 1,
-                                     "flows": [flow] if flow else []})
+            self._note_ptb(offender, info, size, flow, useful)
+
+    def _note_ptb(self, offender, mtu, size, flow, useful):
+        """One entry per (sender, MTU): routers repeat the same PTB for every big reply."""
+        for entry in self.ptb:
+            if entry["from"] == offender and entry["mtu"] == mtu:
+                entry["count"] += 1
+                if size is not None:
+                    entry["size"] = min(entry["size"] or size, size)
+                if flow and flow not in entry["flows"] and len(entry["flows"]) < 8:
+                    entry["flows"].append(flow)
+                entry["useful"] = entry["useful"] and useful
+                return
+        if len(self.ptb) < 32:
+            self.ptb.append({"from": offender, "mtu": mtu, "size": size, "useful": useful,
+                             "count": 1, "flows": [flow] if flow else []})
 
     def _handle(self, version, sock, data, addr, local=None):
         self.stats["requests"] += 1
@@ -327,18 +328,7 @@ class Reflector(object):
             _send_from(sock, reply, addr, local)
         except OSError as err:
             if err.errno == errno.EMSGSIZE and kind == PROBE:
-                self.stats["local-limit"] += 1
-                if self.local_limit is None or size < self.local_limit:
-                    self.local_limit = size
-                self._errors(version, sock)
-                hint = b""
-                if self.local_mtu and self.local_mtu < size:
-                    hint = struct.pack("!H", self.local_mtu)
-                try:
-                    _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size,
-                                            body=hint), addr, local)
-                except OSError:
-                    pass
+                self._too_big_here(version, sock, seq, nonce, size, addr, local)
             else:
                 self.stats["errors"] += 1
             return
@@ -348,6 +338,22 @@ class Reflector(object):
             key = (nonce, size)
             if key in self.sent_sizes or len(self.sent_sizes) < 16384:
                 self.sent_sizes[key] = self.sent_sizes.get(key, 0) + 1
+
+    def _too_big_here(self, version, sock, seq, nonce, size, addr, local):
+        """The dest's own kernel refused a reply of `size` (EMSGSIZE): note the local limit
+        and send a LIMIT notice (with the interface MTU when the kernel said it)."""
+        self.stats["local-limit"] += 1
+        if self.local_limit is None or size < self.local_limit:
+            self.local_limit = size
+        self._errors(version, sock)
+        hint = b""
+        if self.local_mtu and self.local_mtu < size:
+            hint = struct.pack("!H", self.local_mtu)
+        try:
+            _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size, body=hint),
+                       addr, local)
+        except OSError:
+            pass
 
     def _status_reply(self, seq, nonce, room, body):
         report = self.report()
