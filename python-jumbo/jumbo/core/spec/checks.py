@@ -121,6 +121,14 @@ def effective_ip_version(spec):
 
 def semantic_problem(spec):
     """First problem the JSON schema cannot see, as "At /field: ...", or None."""
+    for check in (_hosts_problem, _families_problem, _sizes_problem, _timeout_problem):
+        problem = check(spec)
+        if problem:
+            return problem
+    return None
+
+
+def _hosts_problem(spec):
     for key in ("source", "dest"):
         if key in spec:
             problem = host_problem(spec[key])
@@ -131,7 +139,10 @@ def semantic_problem(spec):
             problem = node_problem(spec[key])
             if problem:
                 return "At /%s: %s" % (key, problem)
+    return None
 
+
+def _families_problem(spec):
     version = spec.get("ip-version")
     families = {}
     for key in ("dest", "source"):
@@ -144,7 +155,10 @@ def semantic_problem(spec):
     if len(set(families.values())) > 1:
         return "At /source: %s is an IPv%d address but dest %s is IPv%d" % (
             spec["source"], families["source"], spec["dest"], families["dest"])
+    return None
 
+
+def _sizes_problem(spec):
     family = effective_ip_version(spec)
     floor = mtus.MIN_MTU[6 if family == 6 else 4]
     for key in ("target-mtu", "max-mtu", "min-mtu"):
@@ -157,7 +171,10 @@ def semantic_problem(spec):
     target = spec.get("target-mtu", DEFAULTS["target-mtu"])
     if "min-mtu" in spec and spec["min-mtu"] > target:
         return "At /min-mtu: %d is larger than target-mtu %d" % (spec["min-mtu"], target)
+    return None
 
+
+def _timeout_problem(spec):
     if "timeout" in spec:
         seconds = duration_seconds_or_none(spec["timeout"])
         if seconds is None:
@@ -165,7 +182,6 @@ def semantic_problem(spec):
         if not 0 < seconds <= TIMEOUT_MAX:
             return "At /timeout: %s must be more than 0 and at most PT%dS" % (
                 spec["timeout"], TIMEOUT_MAX)
-
     return None
 
 
