@@ -4,7 +4,7 @@ can-run and merged-results must always print JSON (a crash in can-run breaks too
 on the whole node; merged-results is the run's result), so both catch everything here."""
 
 from ..core import validate as validation
-from ..testtype import pair
+from ..tool import pair_result as pair
 from ..tool import result as results, runner
 from . import method
 

@@ -1,15 +1,13 @@
-"""The reverse path: a token-checking UDP reflector on the dest, and its wire format.
+"""The reverse path: a token-checking UDP reflector on the dest (its wire format: jumbo.probe.wire).
 
 Why a reflector: the source can only see what comes back to it. To learn the MTU of the path
 dest -> source, the dest must send packets of chosen sizes towards the source, with DF set, and
 the source must say which sizes arrived. The dest participant (p1) runs `Reflector` for the
 length of the run; the source (p0) runs `measure_reverse` (jumbo.tool.reverse), and probes the
-forward path through the reflector with jumbo.tool.forward's transport.
+forward path through the reflector with jumbo.probe.reflected's transport.
 
-Over 400 lines because the message format, its constants and the one server that checks every
-message (token, replay, size, rate) are read together; both clients import them from here.
-Reflector._handle is over 60 lines: it is that check, one request at a time, in the order the
-refusals must happen (nothing is answered before the token and the replay window agree).
+The server checks every message (token, replay, size, rate) in the order the refusals must
+happen: nothing is answered before the token and the replay window agree.
 
 How sizes travel (all sizes are IP packet sizes: IP header + UDP header + payload):
 
@@ -32,22 +30,11 @@ How sizes travel (all sizes are IP packet sizes: IP header + UDP header + payloa
   they answer, whether the MTU is usable). They are returned to p0 in the STATUS answer and in
   p1's own run output. A reply that vanishes with no PTB reaching p1 is a reverse black hole.
 
-Messages (UDP payload), all starting with a 40-byte header:
-    magic "JMBO" | version u8 | type u8 | flags u8 | pad u8 | size u16 | body-length u16 |
-    seq u32 | nonce 8 bytes | mac 16 bytes
-mac = HMAC-SHA256(token, direction byte + first 24 header bytes + body), first 16 bytes; the
-direction byte ("Q" request, "A" answer) stops a reply being replayed as a request.
-Types: HELLO 1 (reachability, RTT), PROBE 2 (size = reply size wanted), STATUS 3 (p0 is done;
-the answer carries p1's report as JSON), answers have the type | 0x80, LIMIT 0x84 (EMSGSIZE).
-
 Everything here is standard library only and runs unprivileged on Python 3.6.
 """
 
 import errno
-import hashlib
-import hmac
 import json
-import os
 import select
 import socket
 import struct
@@ -55,29 +42,13 @@ import threading
 import time
 
 from ..core.mtu import IP_HEADER, MIN_MTU
-
-PROTOCOL = 1
-MAGIC = b"JMBO"
-HEADER = struct.Struct("!4sBBBBHHI8s")  # 24 bytes, then the 16-byte mac
-MAC_LEN = 16
-HEADER_LEN = HEADER.size + MAC_LEN  # 40
-
-HELLO, PROBE, STATUS = 1, 2, 3
-ANSWER = 0x80
-LIMIT = 0x84
-
-# Linux socket option numbers (not all are exported by Python's socket module).
-SOL_IP, SOL_IPV6 = 0, 41
-IP_MTU_DISCOVER, IP_RECVERR = 10, 11
-IP_PMTUDISC_DONT, IP_PMTUDISC_PROBE = 0, 3
-IPV6_MTU_DISCOVER, IPV6_MTU, IPV6_RECVERR, IPV6_V6ONLY, IPV6_DONTFRAG = 23, 24, 25, 26, 62
-IPV6_PMTUDISC_DONT, IPV6_PMTUDISC_PROBE = 0, 3
-IP_PKTINFO, IPV6_RECVPKTINFO, IPV6_PKTINFO = 8, 49, 50
-MSG_ERRQUEUE = 0x2000
-SO_EE_ORIGIN_LOCAL, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6 = 1, 2, 3
-EXTENDED_ERR = struct.Struct("=IBBBBII")  # struct sock_extended_err
-
-UDP_HEADER = 8
+from ..probe.wire import (ANSWER, EXTENDED_ERR, HEADER_LEN, HELLO, IP_MTU_DISCOVER,  # noqa: F401
+                          IP_PKTINFO, IP_PMTUDISC_DONT, IP_PMTUDISC_PROBE, IP_RECVERR,
+                          IPV6_DONTFRAG, IPV6_MTU_DISCOVER, IPV6_PKTINFO, IPV6_PMTUDISC_PROBE,
+                          IPV6_RECVERR, IPV6_RECVPKTINFO, IPV6_V6ONLY, LIMIT, MSG_ERRQUEUE,
+                          PROBE, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6, SO_EE_ORIGIN_LOCAL,
+                          SOL_IP, SOL_IPV6, STATUS, UDP_HEADER, big_buffers, decode, encode,
+                          new_token, token_key)
 
 # Rate limits of the reflector (per run, all sources together).
 RATE_PACKETS = 2000.0     # replies per second
@@ -95,48 +66,6 @@ class ReflectorError(Exception):
 
 def family_version(family):
     return 6 if family == socket.AF_INET6 else 4
-
-
-def make_mac(key, direction, head, body):
-    return hmac.new(key, direction + head + body, hashlib.sha256).digest()[:MAC_LEN]
-
-
-def encode(key, direction, kind, seq, nonce, size=0, body=b"", total=0):
-    """A message; padded with zeros to `total` payload bytes."""
-    head = HEADER.pack(MAGIC, PROTOCOL, kind, 0, 0, size, len(body), seq, nonce)
-    message = head + make_mac(key, direction, head, body) + body
-    if total > len(message):
-        message += b"\0" * (total - len(message))
-    return message
-
-
-def decode(key, direction, data):
-    """(kind, seq, nonce, size, body) of a well-formed, authentic message, else None."""
-    if len(data) < HEADER_LEN:
-        return None
-    magic, version, kind, _flags, _pad, size, blen, seq, nonce = HEADER.unpack(data[:HEADER.size])
-    if magic != MAGIC or version != PROTOCOL or HEADER_LEN + blen > len(data):
-        return None
-    body = data[HEADER_LEN:HEADER_LEN + blen]
-    mac = data[HEADER.size:HEADER_LEN]
-    if not hmac.compare_digest(mac, make_mac(key, direction, data[:HEADER.size], body)):
-        return None
-    return kind, seq, nonce, size, body
-
-
-def token_key(token):
-    """The HMAC key of a hex token (participant data `_token`)."""
-    if not isinstance(token, str) or len(token) < 16:
-        raise ValueError("the reflector token must be a hex string of at least 16 digits")
-    try:
-        return bytes.fromhex(token)
-    except ValueError:
-        raise ValueError("the reflector token is not hexadecimal")
-
-
-def new_token():
-    """A one-time run token: 128 random bits, hex."""
-    return os.urandom(16).hex()
 
 
 class TokenBucket(object):
@@ -190,16 +119,6 @@ def read_error_queue(sock, limit=64):
 def is_ptb(origin, icmp_type, code):
     return (origin == SO_EE_ORIGIN_ICMP and icmp_type == 3 and code == 4) or \
         (origin == SO_EE_ORIGIN_ICMP6 and icmp_type == 2)
-
-
-def _big_buffers(sock, size=4 * 1024 * 1024):
-    """Ask for large socket buffers (the kernel caps them at rmem_max/wmem_max): a round of
-    probes arrives as a burst."""
-    for option in (socket.SO_RCVBUF, socket.SO_SNDBUF):
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, option, size)
-        except OSError:
-            pass
 
 
 def _local_address(ancillary):
@@ -269,7 +188,7 @@ class Reflector(object):
                     sock.setsockopt(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
                     sock.bind(("0.0.0.0", self.port))
                 sock.setblocking(False)
-                _big_buffers(sock)
+                big_buffers(sock)
             except OSError as err:
                 sock.close()
                 if err.errno == errno.EADDRINUSE:
@@ -343,21 +262,22 @@ class Reflector(object):
             if decoded:
                 size, flow = decoded[3], decoded[2].hex()
             useful = MIN_MTU[version] <= info and (size is None or info < size)
-            # One entry per (sender, MTU): routers repeat the same PTB for every big reply.
-            for entry in self.ptb:
-                if entry["from"] == offender and entry["mtu"] == info:
-                    entry["count"] += 1
-                    if size is not None:
-                        entry["size"] = min(entry["size"] or size, size)
-                    if flow and flow not in entry["flows"] and len(entry["flows"]) < 8:
-                        entry["flows"].append(flow)
-                    entry["useful"] = entry["useful"] and useful
-                    break
-            else:
-                if len(self.ptb) < 32:
-                    self.ptb.append({"from": offender, "mtu": info, "size": size,
-                                     "useful": useful, "count": 1,
-                                     "flows": [flow] if flow else []})
+            self._note_ptb(offender, info, size, flow, useful)
+
+    def _note_ptb(self, offender, mtu, size, flow, useful):
+        """One entry per (sender, MTU): routers repeat the same PTB for every big reply."""
+        for entry in self.ptb:
+            if entry["from"] == offender and entry["mtu"] == mtu:
+                entry["count"] += 1
+                if size is not None:
+                    entry["size"] = min(entry["size"] or size, size)
+                if flow and flow not in entry["flows"] and len(entry["flows"]) < 8:
+                    entry["flows"].append(flow)
+                entry["useful"] = entry["useful"] and useful
+                return
+        if len(self.ptb) < 32:
+            self.ptb.append({"from": offender, "mtu": mtu, "size": size, "useful": useful,
+                             "count": 1, "flows": [flow] if flow else []})
 
     def _handle(self, version, sock, data, addr, local=None):
         self.stats["requests"] += 1
@@ -408,18 +328,7 @@ class Reflector(object):
             _send_from(sock, reply, addr, local)
         except OSError as err:
             if err.errno == errno.EMSGSIZE and kind == PROBE:
-                self.stats["local-limit"] += 1
-                if self.local_limit is None or size < self.local_limit:
-                    self.local_limit = size
-                self._errors(version, sock)
-                hint = b""
-                if self.local_mtu and self.local_mtu < size:
-                    hint = struct.pack("!H", self.local_mtu)
-                try:
-                    _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size,
-                                            body=hint), addr, local)
-                except OSError:
-                    pass
+                self._too_big_here(version, sock, seq, nonce, size, addr, local)
             else:
                 self.stats["errors"] += 1
             return
@@ -429,6 +338,22 @@ class Reflector(object):
             key = (nonce, size)
             if key in self.sent_sizes or len(self.sent_sizes) < 16384:
                 self.sent_sizes[key] = self.sent_sizes.get(key, 0) + 1
+
+    def _too_big_here(self, version, sock, seq, nonce, size, addr, local):
+        """The dest's own kernel refused a reply of `size` (EMSGSIZE): note the local limit
+        and send a LIMIT notice (with the interface MTU when the kernel said it)."""
+        self.stats["local-limit"] += 1
+        if self.local_limit is None or size < self.local_limit:
+            self.local_limit = size
+        self._errors(version, sock)
+        hint = b""
+        if self.local_mtu and self.local_mtu < size:
+            hint = struct.pack("!H", self.local_mtu)
+        try:
+            _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size, body=hint),
+                       addr, local)
+        except OSError:
+            pass
 
     def _status_reply(self, seq, nonce, room, body):
         report = self.report()

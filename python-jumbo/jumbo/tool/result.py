@@ -133,34 +133,43 @@ def merge(test, participant_results):
 def _fold_dest(result, spec, dest):
     """Add p1's view to p0's result; returns a note for diags."""
     if not isinstance(dest, dict):
-        note = "the dest participant's result is missing"
-        if spec.get("reverse") and result.get("reverse-path-mtu") is None \
-                and not result.get("reverse-error"):
-            result["reverse-error"] = note
-        return note
+        return _missing_reverse(result, spec, "the dest participant's result is missing")
     note = None
     if not dest.get("succeeded"):
-        note = "dest participant: %s" % (dest.get("error") or "failed")
-        if spec.get("reverse") and result.get("reverse-path-mtu") is None \
-                and not result.get("reverse-error"):
-            result["reverse-error"] = note
+        note = _missing_reverse(result, spec,
+                                "dest participant: %s" % (dest.get("error") or "failed"))
     inner = dest.get("result") if isinstance(dest.get("result"), dict) else {}
-    report = inner.get("reflector") if isinstance(inner.get("reflector"), dict) else None
-    if report is not None and spec.get("reverse"):
-        received = [_ptb(p) for p in report.get("ptb") or []]
-        if received and len(received) > len(result.get("reverse-ptb") or []):
-            result["reverse-ptb"] = received
-        reverse = result.get("reverse") or {}
-        if result.get("reverse-pmtud") == "unknown" and reverse.get("pending") and \
-                result.get("reverse-path-mtu") is not None:
-            # p0 found the reverse limit but lost p1's STATUS answer: p1's own report decides.
-            result["reverse-pmtud"] = "ok" if any(p["useful"] for p in received) else "blackhole"
-        if result.get("reverse-local-mtu") is None and report.get("local-mtu"):
-            result["reverse-local-mtu"] = report["local-mtu"]
-        result["reverse"] = dict(reverse, **{"dest-stats": report.get("stats")})
+    report = inner.get("reflector")
+    if isinstance(report, dict) and spec.get("reverse"):
+        _fold_reflector(result, report)
     server = inner.get("throughput-server")
     if isinstance(result.get("throughput"), dict) and isinstance(server, dict):
         result["throughput"]["server"] = server
         if not server.get("succeeded") and not result["throughput"].get("error"):
             result["throughput"]["error"] = "iperf3 server: %s" % server.get("error")
     return note
+
+
+def _missing_reverse(result, spec, note):
+    """`note` becomes the reverse error when the reverse path was asked for and p0 has neither
+    its MTU nor an error for it; returns the note."""
+    if spec.get("reverse") and result.get("reverse-path-mtu") is None \
+            and not result.get("reverse-error"):
+        result["reverse-error"] = note
+    return note
+
+
+def _fold_reflector(result, report):
+    """What p1's reflector saw of the reverse path: the PTBs it received (when more than p0
+    heard of), its verdict when p0 lost the STATUS answer, its local MTU, its counters."""
+    received = [_ptb(p) for p in report.get("ptb") or []]
+    if received and len(received) > len(result.get("reverse-ptb") or []):
+        result["reverse-ptb"] = received
+    reverse = result.get("reverse") or {}
+    if result.get("reverse-pmtud") == "unknown" and reverse.get("pending") and \
+            result.get("reverse-path-mtu") is not None:
+        # p0 found the reverse limit but lost p1's STATUS answer: p1's own report decides.
+        result["reverse-pmtud"] = "ok" if any(p["useful"] for p in received) else "blackhole"
+    if result.get("reverse-local-mtu") is None and report.get("local-mtu"):
+        result["reverse-local-mtu"] = report["local-mtu"]
+    result["reverse"] = dict(reverse, **{"dest-stats": report.get("stats")})

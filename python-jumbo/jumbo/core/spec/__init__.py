@@ -1,0 +1,19 @@
+"""The spec, typed and checked: the one home of its defaults (typed), its validation beyond
+the JSON schema (checks) and the jumbo-throughput spec's (pair).
+
+Public API:
+    DEFAULTS, THROUGHPUT_DEFAULTS, PAIR_DEFAULTS, DEFAULT_FLOWS
+    RunSpec(spec), ThroughputSpec(phase), run_spec(spec_or_runspec)
+    with_defaults(spec), pair_with_defaults(spec), internal_spec(pair_spec)
+    validate(spec), require_valid(spec), address_family(text), effective_ip_version(spec)
+    validate_pair(spec, slot_problem=None)
+"""
+
+from .checks import (MOVED_TO_PAIR_TEST, THROUGHPUT_DURATION_MAX,  # noqa: F401
+                     THROUGHPUT_DURATION_MIN, THROUGHPUT_OMIT_MAX, TIMEOUT_MAX, address_family,
+                     effective_ip_version, host_problem, node_problem, require_valid,
+                     semantic_problem, shape_problem, validate)
+from .pair import (HOST_KEYS, LEG_KEYS, PAIR_DEFAULTS, internal_spec,  # noqa: F401
+                   pair_semantic_problem, pair_shape_problem, pair_with_defaults, validate_pair)
+from .typed import (DEFAULT_FLOWS, DEFAULTS, THROUGHPUT_DEFAULTS, RunSpec,  # noqa: F401
+                    ThroughputSpec, run_spec, with_defaults)

@@ -1,0 +1,202 @@
+"""Participant 0, the source (the lead): the forward phase (jumbo.probe; through p1's reflector
+when p1 takes part, which spends no ICMP budget on the dest), then, with p1, the reverse path
+against its reflector (jumbo.tool.reverse) and the iperf3 legs (jumbo.tool.throughput), the
+final goodbye, and the test's result (jumbo.tool.result, jumbo.tool.pair_result)."""
+
+import time
+
+from .. import probe
+from ..core import units
+from ..core.resolve import ResolveError, resolve
+from . import iperf_auth, pair_result, reverse as reverse_search, throughput
+from . import result as results
+from .slot import (SCHEMA, START_WAIT, STATUS_BUDGET, TEARDOWN, RunError, bounded, budget_text,
+                   sleep_until)
+
+
+def _resolve(host, version):
+    try:
+        return resolve(host, version)
+    except ResolveError as err:
+        raise RunError(str(err))
+
+
+def forward_phase(run, peer=None, starting=0.0):
+    """The forward phase: (result dict or None, error or None). The engine keeps itself
+    within jumbo.probe.max_duration(spec), which the slot includes. With the dest's
+    participant data (`peer`), forward probes go through its reflector (no ICMP budget
+    spent on the dest; the engine falls back to echo / UDP if it does not answer)."""
+    spec = run.full.as_json()
+    via = None
+    if peer is not None and isinstance(peer.get("reflector-port"), int) \
+            and isinstance(peer.get("_token"), str):
+        via = {"port": peer["reflector-port"], "token": peer["_token"], "starting": starting}
+    try:
+        outcome = probe.measure(spec, reflector=via) if via else probe.measure(spec)
+    except probe.ProbeError as err:
+        return None, str(err)
+    if not isinstance(outcome, dict):
+        return None, "the probe engine returned no result"
+    return outcome, None
+
+
+def run_source(run):
+    sleep_until(run.start)
+    diags = []
+    forward, forward_error = _forward(run)
+    reverse, legs, peer_error = None, None, None
+    if run.two:
+        reverse, legs, peer_error = _with_dest(run, forward, diags)
+    if run.full.is_pair:
+        result = pair_result.assemble(forward, forward_error, legs, peer_error=peer_error)
+    else:
+        result = results.assemble(run.full, forward, forward_error, reverse, legs,
+                                  peer_error=peer_error)
+    diags.append("phase budget: %s" % budget_text(run.budget))
+    diags.append("run took %.1f s of a %d s slot" % (time.time() - run.start, run.slot))
+    if result.get("diags"):
+        diags.insert(0, result["diags"])
+    result["diags"] = "; ".join(diags)
+    return {"schema": SCHEMA, "succeeded": bool(result.get("succeeded")), "result": result,
+            "error": result.get("error"), "diags": result["diags"]}
+
+
+def _forward(run):
+    """The forward phase as this run has it: bounded for a jumbo-throughput run, through p1's
+    reflector for a pmtu run with p1 when the slot has room for its start-up."""
+    if run.full.is_pair:
+        forward, error = bounded(
+            run, run.budget["forward"], forward_phase,
+            "the path MTU was not measured within its %g s budget: the jumbo leg tries 9000 "
+            "and the stall check decides" % run.budget["forward"])
+    else:
+        early_peer = None
+        needed = sum(run.budget.values())
+        if run.two and run.end - run.start >= needed:
+            try:
+                early_peer = run.peer()
+            except RunError:
+                early_peer = None  # reported below
+        # Forward probes go through p1's reflector: the engine greets it from the start and
+        # keeps greeting through p1's start-up time (the START_WAIT the slot already has),
+        # so a run with both nodes up probes at once. A slot shorter than the budget (a
+        # clock that jumped) has no room for it: then the forward phase probes
+        # single-ended.
+        starting = max(0.0, run.start + START_WAIT - time.time())
+        forward, error = forward_phase(run, early_peer, starting)
+    if forward is not None and forward.get("succeeded") is False and not error:
+        error = forward.get("error") or "the forward measurement failed"
+    return forward, error
+
+
+def _dest_address(run, forward):
+    """(dest ip or None, version, error or None): as the forward phase reached it."""
+    dest_ip, version, error = None, None, None
+    if forward is not None and forward.get("dest-ip"):
+        dest_ip, version = forward["dest-ip"], forward.get("ip-version")
+    if dest_ip is None:
+        try:
+            dest_ip, version = _resolve(run.full.dest, run.full.ip_version)
+        except RunError as err:
+            error = str(err)
+    version = 6 if version == 6 or (dest_ip and ":" in dest_ip) else 4
+    return dest_ip, version, error
+
+
+def _with_dest(run, forward, diags):
+    """The phases with p1 (reverse, legs) and the goodbye: (reverse, legs, peer error)."""
+    try:
+        peer, peer_error = run.peer(), None
+    except RunError as err:
+        peer, peer_error = None, str(err)
+    dest_ip, version, error = _dest_address(run, forward)
+    peer_error = peer_error or error
+    if peer is None or dest_ip is None:
+        if run.full.reverse:
+            return ({"reverse-path-mtu": None, "reverse-pmtud": "unknown",
+                     "error": peer_error or "the dest participant is not available"},
+                    None, peer_error)
+        return None, None, peer_error
+    # Give p1 its start-up time (and clock skew) before talking to it, unless its
+    # reflector already answered the forward probes.
+    if not (forward and forward.get("method") == "reflector"):
+        sleep_until(run.start + START_WAIT)
+    path_mtu = forward.get("path-mtu") if forward else None
+    reverse = _reverse_phase(run, peer, dest_ip, version, path_mtu) if run.full.reverse \
+        else None
+    legs = None
+    if run.full.is_pair:
+        legs = _legs_phase(run, peer, dest_ip, version, forward, path_mtu)
+        diags.extend((legs or {}).pop("open", None) or [])
+    if not run.full.reverse and isinstance(peer.get("reflector-port"), int):
+        _goodbye(run, peer, dest_ip, version, diags)
+    return reverse, legs, peer_error
+
+
+def _reverse_phase(run, peer, dest_ip, version, path_mtu):
+    try:
+        return _reverse(run, peer, dest_ip, version, path_mtu)
+    except Exception as err:  # noqa: BLE001 - keep the forward answer
+        return {"error": "reverse phase failed: %s: %s" % (type(err).__name__, err)}
+
+
+def _legs_phase(run, peer, dest_ip, version, forward, path_mtu):
+    try:
+        return _throughput(run, peer, dest_ip, version, forward, path_mtu)
+    except Exception as err:  # noqa: BLE001 - keep the forward answer
+        return {"runs": [], "verdict": "failed", "skipped": None,
+                "error": "throughput phase failed: %s: %s" % (type(err).__name__, err)}
+
+
+def _goodbye(run, peer, dest_ip, version, diags):
+    """Tell p1's reflector we are done (its STATUS answer carries its report)."""
+    goodbye = reverse_search.say_goodbye(
+        dest_ip, peer.get("reflector-port"), peer.get("_token") or "0" * 32, version,
+        time.monotonic() + min(STATUS_BUDGET, max(0.0, run.end - time.time() - 1.0)))
+    if goodbye is None:
+        diags.append("the dest's reflector did not answer the final STATUS")
+
+
+def _reverse(run, peer, dest_ip, version, path_mtu):
+    port, token = peer.get("reflector-port"), peer.get("_token")
+    if not isinstance(port, int) or not isinstance(token, str):
+        return {"reverse-path-mtu": None, "reverse-pmtud": "unknown",
+                "error": "participant data of the dest lacks the reflector port or token"}
+    budget = run.budget["reverse"]
+    deadline = time.monotonic() + max(0.0, min(budget, run.end - TEARDOWN - time.time()
+                                               - run.budget["throughput"]))
+    timeout = units.duration_seconds(run.full.timeout or "PT1S")
+    try:
+        return reverse_search.measure_reverse(
+            dest_ip, port, token, version, forward_mtu=path_mtu,
+            min_size=run.full.min_mtu, max_size=run.full.max_mtu,
+            timeout=timeout, deadline=deadline, flows=run.full.flows or 1,
+            source=_source_address(run.full, version))
+    except ValueError as err:
+        return {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "error": str(err)}
+
+
+def _source_address(spec, version):
+    """The spec's `source` as an address of the probing family, or None."""
+    if not spec.source:
+        return None
+    try:
+        return _resolve(spec.source, version)[0]
+    except RunError:
+        return None
+
+
+def _throughput(run, peer, dest_ip, version, forward, path_mtu):
+    port = peer.get("iperf3-port")
+    if not isinstance(port, int):
+        return {"runs": [], "error": "participant data of the dest lacks the iperf3 port",
+                "verdict": "failed", "skipped": None}
+    deadline = run.end - TEARDOWN
+    local_mtu = forward.get("local-mtu") if forward else None
+    auth, why = iperf_auth.decide(run.data)
+    with iperf_auth.Credentials(auth, server=False) as cred:
+        result = throughput.run_legs(run.full, dest_ip, port, path_mtu, version,
+                                     deadline=deadline, local_mtu=local_mtu, auth=cred)
+    if why is not None and result is not None:
+        result["open"] = iperf_auth.open_notes(why, dest_ip)
+    return iperf_auth.explain(result)
