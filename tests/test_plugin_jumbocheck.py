@@ -346,8 +346,8 @@ def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
         family = args[1] if len(args) > 1 else kwargs.get("family", socket.AF_UNSPEC)
         return [a for a in answers if family in (socket.AF_UNSPEC, a[0])]
     monkeypatch.setattr(socket, "getaddrinfo", dual_stack)
-    from jumbo.testtype.spec import with_defaults
-    engine = Engine(with_defaults({"dest": "dual.example"}))
+    from jumbo.core.spec import run_spec
+    engine = Engine(run_spec({"dest": "dual.example"}))
     engine.resolve_hosts()
     assert (engine.version,) == runner._reflector_versions({"dest": "dual.example"}) == (4,)
     assert engine.dest_ip == "198.18.0.2"

@@ -17,7 +17,9 @@ from jumbo.probe import scan as scan_module
 from jumbo.probe import engine as engine_module
 from jumbo.probe import transport as tp
 from jumbo.probe.engine import Engine
-from jumbo.probe.timing import CONTACT_SECONDS, max_duration
+from jumbo.core.spec import run_spec
+from jumbo.probe import max_duration
+from jumbo.probe.timing import CONTACT_SECONDS
 
 
 class SimClock(object):
@@ -155,7 +157,7 @@ def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=F
             "target-mtu": 9000}
     if forward:
         spec["reverse"] = True  # a two-participant run: `path` is the dest's reflector
-    engine = Engine(spec)
+    engine = Engine(run_spec(spec))
     engine.version = version
     engine.dest_ip = "dest"
     engine.local_mtu = 9000

@@ -7,24 +7,20 @@ Public API:
     ProbeError: raised with an operator-readable message when nothing can be measured
                 (unresolvable dest, no route, missing IP version, no answer at all)
 
-`spec` is a pmtu spec; missing defaults are filled in here (jumbo.spec.with_defaults).
+`spec` is a pmtu spec (a dict, defaults filled in here, or a core.spec.RunSpec).
 See transport.py for how probes travel and search.py for the size search.
 """
 
+from ..core.spec import run_spec
 from .transport import ProbeError, Transport, Event  # noqa: F401
 from .engine import Engine
 from .outcome import PathResult  # noqa: F401
 from .timing import max_duration as _max_duration
 
 
-def _with_defaults(spec):
-    from ..testtype.spec import with_defaults
-    return with_defaults(spec)
-
-
 def max_duration(spec):
     """Upper bound (seconds) of measure(spec); the engine stops itself before it."""
-    return _max_duration(_with_defaults(spec))
+    return _max_duration(run_spec(spec))
 
 
 def measure(spec, reflector=None):
@@ -33,8 +29,8 @@ def measure(spec, reflector=None):
     `reflector`: {"port": int, "token": hex} of the dest participant's reflector (jumbo.
     reflector) in two-participant runs: forward probes then go through it (method
     "reflector"), falling back to ICMP echo / UDP when it does not answer."""
-    full = _with_defaults(spec)
-    if not full.get("dest"):
+    full = run_spec(spec)
+    if not full.dest:
         raise ProbeError("No dest given")
     try:
         return Engine(full, reflector=reflector).run()

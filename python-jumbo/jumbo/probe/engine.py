@@ -11,13 +11,13 @@ import time
 
 from ..core.mtu import MAX_IP_PACKET, MIN_MTU
 from ..core.resolve import ResolveError, resolve, source_address
-from . import outcome, route
+from . import outcome, reflected, route
 from . import transport as tp
 from .budget import AnswerBudget
 from .flows import FlowSearches, UDP_UNANSWERED
 from .rounds import Flow
 from .scan import TtlScan
-from .timing import HELLO_SECONDS, SCAN_SECONDS, max_duration, scan_count, timeout_seconds
+from .timing import HELLO_SECONDS, SCAN_SECONDS, max_duration, scan_count
 
 PRIMARY_ROUNDS = 40
 SECONDARY_ROUNDS = 16
@@ -28,7 +28,7 @@ AFTER_PTB_ROUNDS = 8
 
 class Engine(FlowSearches):
     def __init__(self, spec, reflector=None):
-        """`spec`: a pmtu spec with its defaults filled. `reflector`: {"port", "token",
+        """`spec`: a core.spec.RunSpec (a pmtu spec with its defaults filled). `reflector`: {"port", "token",
         "starting"} of the dest participant's reflector, when there is one (two-participant
         runs): forward probes then go through it."""
         # A dest participant starting at the same moment may need up to its start-up wait
@@ -36,10 +36,10 @@ class Engine(FlowSearches):
         # answers: the greeting may take that long, and the bound moves with it.
         self.starting = float((reflector or {}).get("starting") or 0.0)
         FlowSearches.__init__(self, self.starting + max_duration(spec) - 0.2,
-                              timeout_seconds(spec))
+                              spec.timeout_seconds)
         self.spec = spec
         self.reflector = reflector
-        self.target = spec.get("target-mtu")
+        self.target = spec.target_mtu
         self.source = None  # the spec's source, resolved by resolve_hosts
         self.dest_ip = None
         # When probing began (after greeting the dest's reflector, if any): the time the
@@ -59,10 +59,10 @@ class Engine(FlowSearches):
         # The suite's one resolver and family preference: the dest's reflector listens in
         # the family it resolves, so the probes must take the same one.
         try:
-            self.dest_ip, self.version = resolve(self.spec["dest"], self.spec.get("ip-version"))
+            self.dest_ip, self.version = resolve(self.spec.dest, self.spec.ip_version)
         except ResolveError as err:
             raise tp.ProbeError(str(err))
-        self.source = self.spec.get("source")
+        self.source = self.spec.source
         if self.source:
             try:
                 self.source = resolve(self.source, self.version)[0]
@@ -72,11 +72,11 @@ class Engine(FlowSearches):
     def _sizes(self, device_mtu):
         self.local_mtu = device_mtu
         floor = MIN_MTU[self.version]
-        self.min_size = max(int(self.spec.get("min-mtu") or floor), floor)
+        self.min_size = max(int(self.spec.min_mtu or floor), floor)
         # Loopback's MTU (65536) is above the largest IP packet: a size nothing can send
         # must not read as a black hole.
         self.local_max = min(device_mtu, MAX_IP_PACKET,
-                             int(self.spec.get("max-mtu") or device_mtu))
+                             int(self.spec.max_mtu or device_mtu))
         if self.local_max < self.min_size:
             raise tp.ProbeError("Nothing to probe: largest size %d is below the smallest %d"
                                 % (self.local_max, self.min_size))
@@ -86,7 +86,7 @@ class Engine(FlowSearches):
         self.resolve_hosts()
         iface, device_mtu = route.local_mtu(self.dest_ip, self.version, self.source)
         self._sizes(device_mtu)
-        nflows = int(self.spec["flows"])
+        nflows = int(self.spec.flows)
         self.bucket = AnswerBudget(self.version)
         try:
             forward = self._reflector_transport(nflows, device_mtu)
@@ -116,9 +116,8 @@ class Engine(FlowSearches):
         diag): the run then probes single-ended (echo, UDP)."""
         if not self.reflector:
             return None
-        from ..tool import forward as refl
         try:
-            forward = refl.ForwardTransport(self.dest_ip, self.version,
+            forward = reflected.ForwardTransport(self.dest_ip, self.version,
                                             int(self.reflector["port"]),
                                             self.reflector["token"], self.source,
                                             flows=nflows)
@@ -198,7 +197,7 @@ class Engine(FlowSearches):
         `hops` scan). -> (the smallest located black hole or None, hops)."""
         blackhole, hops, scanned = None, [], {}
         primary = flows[0]
-        if self.spec.get("hops"):
+        if self.spec.hops:
             # Start at the local MTU, as tracepath does, so each hop's MTU is the real one
             # (starting at the smallest lost size would report that size at the first hops).
             hops, found, _ptb = TtlScan(self, primary, self.local_max, self.min_size,

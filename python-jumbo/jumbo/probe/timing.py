@@ -2,9 +2,6 @@
 that pScheduler reserves for a run, argued from the engine's own worst case. The engine
 stops itself at that bound, and its searches early enough for the TTL scans it includes."""
 
-from ..core.schema import needs_dest_participant
-from ..core.units import duration_seconds
-
 # Silence is declared after max(WAIT_RTTS round trips, MIN_WAIT) once an RTT is known: a
 # late answer still counts when it comes (an arrival is proof at any time).
 MIN_WAIT = 0.015
@@ -45,12 +42,8 @@ SCAN_ROUNDS = 3  # the window, one size change, one confirmation of a silent big
 SCAN_SECONDS = SCAN_ROUNDS * WAIT_RTTS * WORST_RTT
 
 
-def timeout_seconds(spec):
-    return duration_seconds(spec.get("timeout", "PT1S"))
-
-
 def max_duration(spec):
-    """Upper bound, in seconds, of a measurement with this spec (defaults filled in).
+    """Upper bound, in seconds, of a measurement with this spec (a core.spec.RunSpec).
 
     Built from the engine's own worst case, not from round counts times `timeout`: the
     primary search (SEARCH_SECONDS: a rate-limited IPv4 dest, RTT up to WORST_RTT; through
@@ -59,10 +52,10 @@ def max_duration(spec):
     bound (what is unconfirmed by then is said so). A two-participant run whose reflector
     does not answer probes single-ended within the same bound: with ICMP echo that fits; a
     UDP-only search on a spent budget may end unconfirmed (the result says so)."""
-    flows = max(1, int(spec["flows"]))
+    flows = max(1, int(spec.flows))
     # The dest participant runs the reflector when the spec asks for it (the runner then
     # probes through it; without an answer the engine falls back within the same bound).
-    if needs_dest_participant(spec):
+    if spec.needs_dest:
         search = HELLO_SECONDS + REFLECTOR_SEARCH_SECONDS
         verify = min(FLOW_SECONDS_REFLECTOR * (flows - 1),
                      VERIFY_ROUNDS * WAIT_RTTS * WORST_RTT) + FLOW_SEND_SECONDS * (flows - 1)
@@ -74,7 +67,7 @@ def max_duration(spec):
 def scan_count(spec):
     """TTL scans a run keeps time for: one to locate a black hole, one more with `hops`.
     The searches stop that much before the bound, so a hole found late is still located."""
-    return 2 if spec.get("hops") else 1
+    return 2 if spec.hops else 1
 
 
 def iso_duration(seconds):

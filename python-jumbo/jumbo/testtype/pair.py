@@ -24,98 +24,26 @@ Public API (jumbo.protocol.jumbo_throughput's seven methods call these; the tool
     result_text, result_html, spec_text, spec_html, verdict(result)
 """
 
-import copy
-
 from . import spec as specs
 from .render import (html_page, integer, number, pairs_html, pairs_text, show, strip_private,
                      tables, text_page, throughput_pairs)
-from ..core import limits
 from ..core import schema as schemas
 from ..core import units
 from ..core import validate as validation
-from ..tool import runner  # the tool's own arithmetic: the slot it will ask pScheduler for
+from ..core.spec import (HOST_KEYS, LEG_KEYS, PAIR_DEFAULTS as DEFAULTS,  # noqa: F401
+                         internal_spec, pair_with_defaults as with_defaults)
+from ..tool.pair_result import (PATH_FIELDS, SCHEMA, SUCCESS_VERDICTS,  # noqa: F401
+                                assemble, failed, merge)
+from ..tool.runner import SLOT_FIELDS, validate_pair as validate  # noqa: F401
 
 TEST = schemas.PAIR_TEST
-SCHEMA = 1
-
-# Wait for one path-MTU probe's answer (as pmtu's `timeout`).
-DEFAULTS = dict(specs.THROUGHPUT_DEFAULTS, timeout="PT1S")
-LEG_KEYS = tuple(sorted(schemas.DEFINITIONS["throughput-spec"]["properties"]))
-HOST_KEYS = ("source", "source-node", "dest", "dest-node", "ip-version", "timeout")
 
 
 # ------------------------------------------------------------------------------------------
-# Spec
-
-def _shape_problem(spec):
-    properties = schemas.PAIR_SPEC_VERSIONS[spec.get("schema", 1)]["properties"]
-    for key in sorted(spec, key=str):
-        if key == "throughput":
-            return ("At /throughput: the legs' settings are top-level members of a %s spec "
-                    "(duration, omit, rounds, ...), not a throughput object" % TEST)
-        if key in ("hops", "reverse", "flows", "target-mtu", "max-mtu", "min-mtu"):
-            return ("At /%s: a pmtu setting; %s measures the path MTU with one flow only "
-                    "(run the pmtu test for %s)" % (key, TEST, key))
-        if key not in properties:
-            return "At /%s: unknown field (allowed: %s)" % (key, ", ".join(sorted(properties)))
-    if "dest" not in spec:
-        return "At /dest: required field is missing"
-    return None
-
-
-def _semantic_problem(spec):
-    # Hosts, families and the probe timeout: the pmtu spec's own checks on those members.
-    problem = specs.semantic_problem(dict((k, spec[k]) for k in HOST_KEYS if k in spec))
-    if problem:
-        return problem
-    if "duration" in spec:
-        seconds = units.duration_seconds_or_none(spec["duration"])
-        if seconds is None or not \
-                specs.THROUGHPUT_DURATION_MIN <= seconds <= specs.THROUGHPUT_DURATION_MAX:
-            return "At /duration: %s must be between PT%dS and PT%dS" % (
-                spec["duration"], specs.THROUGHPUT_DURATION_MIN, specs.THROUGHPUT_DURATION_MAX)
-    if "omit" in spec:
-        seconds = units.duration_seconds_or_none(spec["omit"])
-        if seconds is None or seconds > specs.THROUGHPUT_OMIT_MAX:
-            return "At /omit: %s must be between PT0S and PT%dS" % (
-                spec["omit"], specs.THROUGHPUT_OMIT_MAX)
-    return _slot_problem(spec)
-
-
-SLOT_FIELDS = "duration, omit, rounds, direction, order"
-
-
-def _slot_problem(spec):
-    """The exclusive slot the run would reserve on both nodes, against the node's limit
-    (jumbo.core.limits: throughput-max-slot, PT10M by default)."""
-    try:
-        limit = limits.throughput_max_slot()
-    except limits.LimitsError as err:
-        return "At /duration: cannot check the slot: %s" % err
-    seconds = runner.duration_seconds(internal_spec(spec))
-    if seconds > limit:
-        return ("At /duration: the run would reserve an exclusive slot of PT%dS on both nodes, "
-                "more than this node allows (PT%dS, throughput-max-slot in %s); reduce %s"
-                % (seconds, limit, limits.path(), SLOT_FIELDS))
-    return None
-
-
-def validate(spec):
-    """Full validation of a jumbo-throughput spec: (True, None) or (False, "At /field: ...")."""
-    return validation.validate_spec(spec, schemas.MAX_PAIR_SPEC_SCHEMA, _shape_problem,
-                                    validation.check_pair_spec, _semantic_problem)
-
+# Spec (defaults, validation and the internal spec: jumbo.core.spec; the slot: jumbo.tool.runner)
 
 def require_valid(spec):
     return validation.require_valid(spec, validate)
-
-
-def with_defaults(spec):
-    full = copy.deepcopy(spec) if isinstance(spec, dict) else {}
-    full.setdefault("schema", 1)
-    for key, value in DEFAULTS.items():
-        full.setdefault(key, value)
-    return full
 
 
 def participants(spec):
@@ -126,17 +54,6 @@ def participants(spec):
     if lead is None:
         answer["null-reason"] = "No source or source-node given: the test runs from this host"
     return answer
-
-
-def internal_spec(spec):
-    """The spec the tool runs: pmtu-shaped (one flow, no hops, no reverse) with the legs in a
-    `throughput` object, as jumbo.tool.runner and jumbo.tool.throughput read it."""
-    internal = {"schema": 1, "flows": 1, "hops": False, "reverse": False,
-                "throughput": dict((k, spec[k]) for k in LEG_KEYS if k in spec)}
-    for key in HOST_KEYS:
-        if key in spec:
-            internal[key] = spec[key]
-    return internal
 
 
 # ------------------------------------------------------------------------------------------
@@ -236,105 +153,7 @@ def spec_to_cli(spec):
 
 
 # ------------------------------------------------------------------------------------------
-# Result (built on the source, merged on the lead)
-
-# What the path-MTU step contributes, from the probe engine's answer.
-PATH_FIELDS = ("path-mtu", "local-mtu", "pmtud", "dest-ip", "source-ip", "ip-version")
-SUCCESS_VERDICTS = ("jumbo-faster", "jumbo-slower", "no-difference", "blackhole", "skipped")
-
-
-def _base():
-    return {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
-            "path-mtu": None, "pmtud": "unknown", "path-mtu-error": None,
-            "runs": [], "standard": None, "jumbo": None, "gain": None, "gain-noise": None,
-            "mathis": None, "verdict": "failed", "skipped": None, "jumbo-mtu": None,
-            "notes": []}
-
-
-def assemble(forward, forward_error, throughput, peer_error=None):
-    """The test result from the path-MTU step's answer and the legs' `throughput` object.
-
-    succeeded: the legs gave a verdict (a black hole or a skipped jumbo leg is a measurement);
-    failed when no comparison could be made."""
-    result = _base()
-    if isinstance(forward, dict):
-        for key in PATH_FIELDS:
-            if forward.get(key) is not None:
-                result[key] = forward[key]
-    if result["path-mtu"] is None:
-        result["path-mtu-error"] = forward_error or "the path MTU was not measured"
-    if isinstance(throughput, dict):
-        for key in ("runs", "standard", "jumbo", "gain", "gain-noise", "mathis", "verdict",
-                    "skipped", "jumbo-mtu", "notes", "by-direction"):
-            if key in throughput and throughput[key] is not None:
-                result[key] = copy.deepcopy(throughput[key])
-        error = throughput.get("error")
-    else:
-        error = peer_error or "the throughput legs did not run"
-    result["succeeded"] = result["verdict"] in SUCCESS_VERDICTS
-    if not result["succeeded"]:
-        result["error"] = error or _first_leg_error(result) or "no leg gave a comparison"
-    elif error:
-        result["notes"] = list(result["notes"]) + [error]
-    return _checked(result)
-
-
-def _first_leg_error(result):
-    for run in result.get("runs") or []:
-        if isinstance(run, dict) and run.get("error"):
-            return "leg %s: %s" % (run.get("order"), run["error"])
-    return None
-
-
-def _checked(result):
-    valid, error = validation.check_pair_result(result)
-    if valid:
-        return result
-    broken = _base()
-    broken["error"] = "internal error: the result does not match its schema (%s)" % error
-    broken["diags"] = result.get("diags") or ""
-    return broken
-
-
-def merge(test, participant_results):
-    """merged-results: p0's result, with p1's iperf3 server report as `server`."""
-    if not isinstance(participant_results, list) or not participant_results:
-        return failed("no participant results to merge")
-    lead = participant_results[0]
-    inner = lead.get("result") if isinstance(lead, dict) else None
-    if not isinstance(inner, dict) or "schema" not in inner:
-        error = (lead or {}).get("error") if isinstance(lead, dict) else None
-        return failed(str(error or "the source participant produced no result"),
-                       str((lead or {}).get("diags") or "") if isinstance(lead, dict) else "")
-    result = copy.deepcopy(inner)
-    dest = participant_results[1] if len(participant_results) > 1 else None
-    notes = [result.get("diags") or ""]
-    if not isinstance(dest, dict):
-        notes.append("the dest participant's result is missing")
-    else:
-        if not dest.get("succeeded"):
-            notes.append("dest participant: %s" % (dest.get("error") or "failed"))
-        server = (dest.get("result") or {}).get("throughput-server") \
-            if isinstance(dest.get("result"), dict) else None
-        if isinstance(server, dict):
-            result["server"] = server
-            if not server.get("succeeded") and result.get("succeeded") is False \
-                    and not result.get("error"):
-                result["error"] = "iperf3 server: %s" % server.get("error")
-    result["diags"] = "; ".join(n for n in notes if n)
-    return _checked(result)
-
-
-def failed(error, diags=""):
-    """A jumbo-throughput result that says why there is no measurement."""
-    result = _base()
-    result["error"] = error
-    result["diags"] = diags
-    return result
-
-
-# ------------------------------------------------------------------------------------------
-# result-format and spec-format
+# Result (assembled and merged by jumbo.tool.pair_result): text, HTML, the verdict line
 
 def verdict(result):
     """One line: the gain (with noise) or why there is none, and the path MTU it ran at."""

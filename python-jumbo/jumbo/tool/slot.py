@@ -57,7 +57,7 @@ class StepOver(BaseException):
 def phase_budget(spec):
     """Seconds per phase for a spec: {"start", "forward", "reverse", "throughput", "end"}."""
     full = run_spec(spec)
-    forward = float(probe.max_duration(full.as_json()))
+    forward = float(probe.max_duration(full))
     if full.is_pair:
         forward = min(forward, PATH_MTU_BUDGET)
     reverse = reverse_search.max_duration(full) if full.reverse else 0.0

@@ -26,18 +26,15 @@ def forward_phase(run, peer=None, starting=0.0):
     within jumbo.probe.max_duration(spec), which the slot includes. With the dest's
     participant data (`peer`), forward probes go through its reflector (no ICMP budget
     spent on the dest; the engine falls back to echo / UDP if it does not answer)."""
-    spec = run.full.as_json()
     via = None
     if peer is not None and isinstance(peer.get("reflector-port"), int) \
             and isinstance(peer.get("_token"), str):
         via = {"port": peer["reflector-port"], "token": peer["_token"], "starting": starting}
     try:
-        outcome = probe.measure(spec, reflector=via) if via else probe.measure(spec)
+        outcome = probe.measure(run.full, reflector=via)
     except probe.ProbeError as err:
         return None, str(err)
-    if not isinstance(outcome, dict):
-        return None, "the probe engine returned no result"
-    return outcome, None
+    return outcome.as_json(), None
 
 
 def run_source(run):
