@@ -132,9 +132,13 @@ def test_ctrl_c_tears_the_lab_down(tmp_path, signum):
     os.chmod(private_tmp, 0o1777)
     env = _env()
     env["TMPDIR"] = str(private_tmp)
+    # SIGINT restored to its default in the child: a test session started in the background
+    # (`... &` in a script) ignores SIGINT, the child would inherit that, and Python then
+    # installs no Ctrl-C handler at all (the demo would finish as if never interrupted).
     proc = subprocess.Popen(_demo_argv(tmp_path, "--pairs", "cern:desy,desy:cern"), cwd=ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            universal_newlines=True)
+                            universal_newlines=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     prefix = "jl%d-" % proc.pid
     lines = []
     try:
