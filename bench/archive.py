@@ -133,7 +133,7 @@ def _opensearch(url):
 def _cleanup_opensearch(url, prefix):
     if LIBRARY not in sys.path:
         sys.path.insert(0, LIBRARY)
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     store = open_store("%s/?prefix=%s" % (url, prefix))
     store.request("DELETE", "/_data_stream/%s*" % prefix)
     store.request("DELETE", "/%s*" % prefix)

@@ -112,7 +112,7 @@ def load_opensearch(base, prefix, mesh, results, batch=20000):
     import queue
     import threading
     from jumbo.archive import record as rmod
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     from jumbo.archive.opensearch.store import HISTORY_INDEX, LATEST_INDEX, latest_document
     store = open_store("%s/?prefix=%s" % (base, prefix))
     store.ensure_ready()
@@ -248,7 +248,7 @@ def _current_layout(store, url):
     """Whether reused data is in the layout this code writes (else the report would measure a
     fallback): a SQLite store is upgraded by opening it, as the archiver does; an OpenSearch
     one must pass the archiver's own set-up check (its indices at TEMPLATE_VERSION)."""
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     opened = open_store(url)
     try:
         if store == "sqlite":
@@ -262,7 +262,7 @@ def _current_layout(store, url):
 def _drop_prefix(base, prefix):
     _http("%s/_data_stream/%s*" % (base, prefix), "DELETE")
     _http("%s/%s*" % (base, prefix), "DELETE")
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     for name, _ in open_store("%s/?prefix=%s" % (base, prefix)).templates():
         _http("%s/_index_template/%s" % (base, name), "DELETE")
 

@@ -693,7 +693,7 @@ class Demo(object):
     def _latest_count(self):
         """Paths the store already has a pmtu result for (None when it cannot be read)."""
         try:
-            from jumbo.archive import open_store
+            from jumbo.archive.stores import open_store
             store = open_store(self.store_url)
             try:
                 return len(store.latest("pmtu"))
@@ -709,7 +709,7 @@ class Demo(object):
             return None
         try:
             from jumbo.archive import record as records
-            from jumbo.archive import open_store
+            from jumbo.archive.stores import open_store
             wanted = set(records.normalize(self.envelope(t))[0]["id"] for t in measured)
             store = open_store(self.store_url)
             try:

@@ -10,7 +10,7 @@ from opensearch_fixture import drop_prefix
 
 def load(url, records, batch=1000):
     """Store `records` at `url` (every one must be accepted) and make them searchable."""
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     store = open_store(url)
     try:
         records = list(records)
@@ -39,7 +39,7 @@ def both_stores(records, tag):
         url = "%s/?prefix=%s" % (base, prefix)
         load(url, records())
         yield url
-        from jumbo.archive import open_store
+        from jumbo.archive.stores import open_store
         drop_prefix(open_store(url), prefix)
 
     @pytest.fixture(params=["sqlite", "opensearch"])

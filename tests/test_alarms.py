@@ -92,7 +92,7 @@ def test_state_file_is_checked(sqlite_url, tmp_path):
 
 
 def test_index_into_opensearch_once(os_url, tmp_path):
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     state = tmp_path / "state.json"
     new = alarms_run(["--store", os_url, "--state", str(state), "--out", str(tmp_path / "o"), "--index"])
     assert len(new) == 3

@@ -18,7 +18,7 @@ import pytest
 
 import harness
 from fixtures import samples
-from jumbo.archive import open_store
+from jumbo.archive.stores import open_store
 from jumbo.archive.opensearch import setup
 from jumbo.archive.opensearch.layout import JUMBO_INDICES, OWNED_TEST_TYPES
 from jumbo.archive.opensearch.logstash import (canonical_json, logstash_document as our_logstash_document,

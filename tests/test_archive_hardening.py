@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from fixtures import samples
-from jumbo.archive import archiver, open_store, store_cache
+from jumbo.archive import archiver, store_cache
+from jumbo.archive.stores import open_store
 from jumbo.archive.sqlite.store import SQLiteStore
 from jumbo.core import limits
 from opensearch_fixture import drop_prefix

@@ -21,7 +21,7 @@ import pytest
 import harness
 from jumbo.archive import record as records
 from fixtures import samples
-from jumbo.archive import open_store
+from jumbo.archive.stores import open_store
 from opensearch_fixture import OpenSearchNode, drop_prefix, java_available
 from relay_proxy import RelayProxy, json_answer
 

@@ -17,7 +17,8 @@ import random
 import sqlite3
 
 
-from jumbo.archive import open_store, path_state
+from jumbo.archive import path_state
+from jumbo.archive.stores import open_store
 from jumbo.report import build_report as build
 from jumbo.report.render import to_csv, to_text
 import store_fixtures

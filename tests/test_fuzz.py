@@ -249,7 +249,7 @@ def test_sites_and_volumes_files(tmp_path_factory, text):
 
 @pytest.fixture(scope="module")
 def small_report(tmp_path_factory):
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     from jumbo.report import model
     url = "sqlite:///%s" % (tmp_path_factory.mktemp("fuzzrep") / "r.db")
     store = open_store(url)

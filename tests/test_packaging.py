@@ -144,7 +144,7 @@ def test_rpm_plugin_files_and_modes(rpms, pkg):
         for f, m in docs.items():
             del files[f]
             assert stat.S_ISDIR(m) or stat.S_IMODE(m) == 0o644, f
-        # the template validator the README tells operators to run
+        # the template validator docs/coordinator.md tells coordinators to run
         assert any(f.endswith("/archiver/jumbo/validate_template.py") for f in docs), sorted(docs)
     packaged = {}
     for path, mode in files.items():

@@ -56,7 +56,7 @@ def _envelope(spec, merged, start, test_type=TEST):
 def test_the_pair_runs_end_to_end_and_reaches_both_stores_and_the_report(lab_factory, tmp_path,
                                                                            opensearch_url):
     from jumbo.report import build_report
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     from opensearch_fixture import drop_prefix
     lab = lab_factory("clean-jumbo")
     spec = _task(lab, "--dest", lab.address("dst", 4), "--duration", "2", "--omit", "0")

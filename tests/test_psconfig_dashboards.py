@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from fixtures import samples
-from jumbo.archive import open_store
+from jumbo.archive.stores import open_store
 from opensearch_fixture import drop_prefix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -6,7 +6,8 @@ source in the family measured."""
 import copy
 
 from fixtures import samples
-from jumbo.archive import open_store, record as records
+from jumbo.archive import record as records
+from jumbo.archive.stores import open_store
 from jumbo.core import resolve, validate
 from jumbo.testtype import pair
 from jumbo.tool import result as results

@@ -31,7 +31,7 @@ TARGET = 9000
 
 
 def _load(url, records):
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     store = open_store(url)
     try:
         for i in range(0, len(records), 1000):
@@ -64,7 +64,7 @@ def os_url(request, records):
     url = "%s/?prefix=%s" % (base, prefix)
     _load(url, records)
     yield url
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     store = open_store(url)
     drop_prefix(store, prefix)
 
@@ -389,7 +389,7 @@ def test_html_renders_in_headless_chromium(sqlite_url, tmp_path):
 # -- bad input -----------------------------------------------------------------------------------
 
 def test_bad_input_is_a_clean_message(sqlite_url, tmp_path):
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     empty = tmp_path / "empty.db"
     open_store("sqlite:///" + str(empty)).close()
     proc = run_cli("--store", "sqlite:///" + str(empty))
@@ -492,7 +492,7 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
         assert ab["expected_gain"] == pytest.approx(8960 / 1460.0)
     finally:
         if kind == "opensearch":
-            from jumbo.archive import open_store
+            from jumbo.archive.stores import open_store
             store = open_store(url)
             prefix = url.split("prefix=")[1]
             drop_prefix(store, prefix)
@@ -501,7 +501,7 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
 def test_opensearch_without_latest_index(opensearch_url):
     """A store whose latest-per-path index is gone: the report computes the latest results
     from the history (composite + top_hits) and gets the same answer."""
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     mesh = synth.Mesh.small(days=3)
     prefix = "nolatest%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
@@ -521,7 +521,7 @@ def test_opensearch_without_latest_index(opensearch_url):
 def test_opensearch_without_latency_data(opensearch_url):
     """A mesh that archives pmtu results but no latency yet (a fresh deployment): the
     latency wildcard matches no index, and the report still runs, with no expected gains."""
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     prefix = "nolat%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
     _load(url, [e for e in _envelopes() if e["result"]["test"]["type"] == "pmtu"])
@@ -540,7 +540,7 @@ def test_opensearch_latest_keeps_sub_second_start_times(opensearch_url, tmp_path
     """A start stored with microseconds (or a non-zero millisecond) is read back from the
     latest index as stored (the row keeps the record's text; OpenSearch's date doc values
     would keep milliseconds), as SQLite gives it."""
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     from jumbo.archive.queries import Window, open_queries
     mesh = synth.Mesh.small(days=2)
     records = list(mesh.records())
@@ -624,7 +624,7 @@ def test_opensearch_latest_documents_without_packed_fields(opensearch_url, recor
     """A store set up before template version 4: latest documents without `row_v1` or
     `locate_v1` (here some of each, as after an upgrade while the mesh archives) are read from
     their _source, over many scroll pages; the report is the golden one."""
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     from jumbo.archive.opensearch import search as reader  # SCROLL_PAGE lives in search
     from jumbo.archive.record import epoch_ms
     prefix = "nopack%s_" % uuid.uuid4().hex[:6]
@@ -673,7 +673,7 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     triggers keep; both give the golden report."""
     import sqlite3
     from jumbo.archive.queries import open_queries
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     path = str(tmp_path / "old.db")
     url = "sqlite:///" + path
     _load(url, records)

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from fixtures import samples
-from jumbo.archive import credentials, open_store
+from jumbo.archive import credentials
+from jumbo.archive.stores import open_store
 from jumbo.report import cli
 from jumbo.report.render import to_csv, to_text
 

@@ -69,7 +69,7 @@ def test_sql_gives_the_same_state_as_python():
 def test_the_sqlite_store_summarises_with_the_rule(tmp_path):
     """The store's summary tables (filled by its trigger, with path_state.sql_blackhole) give
     every grid row the state the Python rendering gives it."""
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     store = open_store("sqlite:///%s" % (tmp_path / "s.db"))
     records = [dict(row, id="grid-%d" % n, test_type="pmtu", source="s%d" % n, dest="d",
                     ip_version=4, start="2026-01-01T00:00:00Z") for n, row in enumerate(GRID)]

@@ -15,7 +15,7 @@ import pytest
 from fixtures import samples
 from jumbo.report import cli
 from jumbo.report.errors import ReportError
-from jumbo.archive import open_store
+from jumbo.archive.stores import open_store
 from opensearch_fixture import drop_prefix
 from test_archiver import FrontProxy, certificate  # noqa: F401 - certificate is a fixture pytest finds by name
 

@@ -12,7 +12,8 @@ import pytest
 
 from jumbo.archive import record as records
 from fixtures import samples
-from jumbo.archive import PermanentError, open_store
+from jumbo.archive import PermanentError
+from jumbo.archive.stores import open_store
 from jumbo.archive import replay as replay_mod
 from jumbo.archive.sqlite import store as sqlite_store
 from jumbo.archive.opensearch.store import LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS

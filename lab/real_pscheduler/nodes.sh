@@ -95,7 +95,7 @@ unpack_source() {
     return
   fi
   tarball=$(ls "$PSCHEDULER_SRC"/pscheduler-*.tar.gz 2>/dev/null | head -1 || true)
-  [[ -n $tarball ]] || die "no upstream pScheduler source in $PSCHEDULER_SRC (see README, 'Tests')"
+  [[ -n $tarball ]] || die "no upstream pScheduler source in $PSCHEDULER_SRC (see docs/developer.md, 'Tests')"
   rm -rf "$RPS/src"; mkdir -p "$RPS/src"
   tar -xzf "$tarball" -C "$RPS/src"
   SRC=$RPS/src/pscheduler

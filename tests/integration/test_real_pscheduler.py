@@ -26,7 +26,7 @@ SILENT = "198.18.202.1"
 PATH_MTU = 8950
 # The repeating pair: "several minutes" of a repeating pmtu beside a repeating upstream
 # throughput test to the same host. Each repeats every minute; pScheduler's conflict drop
-# (README, known issues) lost 6 of 7 throughput runs while pmtu was `exclusive`.
+# (docs/operator.md, known issues) lost 6 of 7 throughput runs while pmtu was `exclusive`.
 REPEAT, REPEATS = "PT1M", 4
 
 
@@ -58,7 +58,7 @@ def tasks(nodes, sqlite_url, lab_opensearch, opensearch_prefix):
         """Submit, and wait until pScheduler has scheduled the first run: one submission at a
         time. A run that starts right after it was scheduled can start on the dest before
         the lead has sent it the full participant data (pScheduler's runner: "Got NULL
-        part_data_full"; README, known issues), which a burst of submissions on two busy
+        part_data_full"; docs/operator.md, known issues), which a burst of submissions on two busy
         cores provokes; so tasks go in one by one, each starting 20 s out (`later`)."""
         cli = started[name] = nodes.cli_background("a", args)
         deadline = time.monotonic() + 90
@@ -87,7 +87,7 @@ def tasks(nodes, sqlite_url, lab_opensearch, opensearch_prefix):
     submit("plain", ["task"] + opensearch + ["pmtu", "--dest", DEST4])
     # The exclusive jumbo-throughput test runs in test_real_pscheduler_pair.py, after these:
     # beside the repeating upstream throughput it could lose runs to pScheduler's own
-    # exclusive-slot conflict drop (README, known issues), which is not what is tested here.
+    # exclusive-slot conflict drop (docs/operator.md, known issues), which is not what is tested here.
     try:
         yield started
     finally:
@@ -114,7 +114,7 @@ def merged(nodes, run_url, state="finished"):
 
 def measured(nodes, tasks, name, args):
     """(text, run URLs, merged result) of a --reverse task. When the run hit pScheduler's own
-    participant-data race (README, known issues: the lead's run started without the dest's
+    participant-data race (docs/operator.md, known issues: the lead's run started without the dest's
     participant data, so no reverse phase could run), the same task is submitted once more,
     alone, and that run is the one judged; any other failure is judged as it is."""
     text, urls = finished(tasks, name)
@@ -131,7 +131,7 @@ def measured(nodes, tasks, name, args):
 
 
 def stored(sqlite_url, run_url):
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     deadline = time.monotonic() + 60
     store = open_store(sqlite_url)
     try:

@@ -54,7 +54,7 @@ def test_jumbo_throughput_runs_end_to_end_and_is_archived(nodes):
     assert task["detail"]["exclusive"] is True, task["detail"]
     assert time.monotonic() - started < 240
     # archived: the adoption record of this run, with its gain
-    from jumbo.archive import open_store
+    from jumbo.archive.stores import open_store
     store = open_store(url)
     try:
         deadline = time.monotonic() + 60

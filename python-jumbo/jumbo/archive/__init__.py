@@ -1,5 +1,6 @@
 """Archive stores behind one small interface; a URL picks the store.
 
+    from jumbo.archive.stores import open_store
     store = open_store("sqlite:////var/lib/jumbo/jumbo.db")
     store = open_store("https://user:pass@archive.example.org:9200", verify_ssl=True)
 
@@ -19,7 +20,9 @@ HTTP 429/5xx, database locked) may succeed later and are retried by the
 archiver; the others (bad credentials, TLS verification failure, mapping
 conflict, malformed record) will not.
 
-Errors live in jumbo.archive.errors, URLs in jumbo.archive.urls (both re-exported here).
+Errors live in jumbo.archive.errors, URLs in jumbo.archive.urls (both re-exported here);
+open_store in jumbo.archive.stores, so that reading the archive (the report) does not load
+the writers.
 URLs:
   sqlite:///relative/path.db, sqlite:////absolute/path.db     jumbo.archive.sqlite.store
   http(s)://[user:pass@]HOST[:PORT][/base-path][?prefix=NAME]  jumbo.archive.opensearch.store
@@ -28,17 +31,6 @@ URLs:
 from .errors import PermanentError, StoreError, TransientError
 from .urls import (DEFAULT_STORE_ENV, DEFAULT_STORE_URL, SCHEMES, check_url, default_url,
                    redact_url)
-from .sqlite.store import SQLiteStore
-from .opensearch.store import OpenSearchStore
 
 __all__ = ["DEFAULT_STORE_ENV", "DEFAULT_STORE_URL", "SCHEMES", "PermanentError", "StoreError",
-           "TransientError", "check_url", "default_url", "open_store", "redact_url"]
-
-
-def open_store(url=None, **options):
-    """The store named by `url` (default: the embedded SQLite store). Options go to the store."""
-    url = url or default_url()
-    parts = check_url(url)
-    if parts.scheme == "sqlite":
-        return SQLiteStore.from_url(url, **options)
-    return OpenSearchStore.from_url(url, **options)
+           "TransientError", "check_url", "default_url", "redact_url"]

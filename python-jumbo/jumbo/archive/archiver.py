@@ -47,7 +47,8 @@ import os
 import sys
 import threading
 
-from . import open_store, store_cache
+from . import store_cache
+from .stores import open_store
 from .archive_data import (DATA_V1, DATA_VERSIONS, DEFAULT_RETRY_POLICY, DEFAULT_TIMEOUT,
                            DURATION_PATTERN,
                            MAX_DATA_SCHEMA, MAX_RETRY_ATTEMPTS, MAX_RETRY_STEPS,

@@ -19,7 +19,8 @@ import argparse
 import json
 import sys
 
-from . import credentials, open_store
+from . import credentials
+from .stores import open_store
 from .errors import StoreError
 from .urls import check_url, default_url
 

@@ -4,7 +4,7 @@ import datetime
 import json
 import sys
 
-from ..archive import open_store
+from ..archive.stores import open_store
 from ..core.units import unix_time
 from . import alarms, cli, model
 from .errors import NoData, ReportError, exit_status

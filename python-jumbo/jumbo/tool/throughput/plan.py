@@ -14,7 +14,7 @@ CONNECT_RETRY = 6.0         # how long the first leg retries while the server is
 BETWEEN_LEGS_RETRY = 2.0    # later legs: the server only needs to get ready for the next test
 LEG_MARGIN = 6.0            # parameter exchange, results exchange, process start (kill bound)
 # What the slot gives beyond -O + -t (duration()): one leg's process start, connection,
-# parameter and results exchange (measured in the lab: README "jumbo-throughput"), and the
+# parameter and results exchange (measured in the lab: docs/benchmarks.md "jumbo-throughput"), and the
 # first leg's wait for a server that the dest starts at the slot's start.
 LEG_OVERHEAD = 2.0
 FIRST_CONNECT = 2.0
