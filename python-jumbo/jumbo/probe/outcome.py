@@ -53,6 +53,9 @@ class PathResult(object):
                  "probes", "elapsed", "ptb", "diags")
 
     def __init__(self, **fields):
+        unknown = sorted(set(fields) - set(self.__slots__))
+        if unknown:
+            raise TypeError("PathResult has no field %s" % ", ".join(unknown))
         for name in self.__slots__:
             setattr(self, name, fields.get(name))
 

@@ -40,7 +40,6 @@ class Flow(object):
         self.plan = None  # the search's next round, until it is sent
 
 
-
 class Rounds(object):
     """What every round shares: the clock (`start`, `deadline`), the pending probes, the
     answers' round-trip estimate, the dest's answer budget and what the transports heard

@@ -23,15 +23,9 @@ Principles:
   accepted with ordered votes, so a lost probe costs rounds, never the answer.
 """
 
-import math
-
 from ..core.mtu import MIN_MTU, MIN_MTU_V6
+from .silence import MAX_NEED, silences_needed
 from .trains import LIMITED_TRAIN, PLATEAUS, TrainPlanner, clean_sizes
-
-# A silent boundary is accepted when random loss explains its silences with a chance below
-# this; never with more than MAX_NEED ordered silences (< 1/1000 even at 30 % loss).
-FALSE_HOLE = 1e-3
-MAX_NEED = 6
 
 
 class SizeSearch(TrainPlanner):
@@ -179,11 +173,7 @@ class SizeSearch(TrainPlanner):
             # agrees with it. (A silence where another flow met a PTB is more likely a
             # lost PTB.)
             return 1
-        need = self.base_need
-        if losses:
-            rate = (losses + 1.0) / (losses + arrivals + 2.0)
-            need = max(need + 1, min(MAX_NEED, int(math.ceil(math.log(FALSE_HOLE)
-                                                             / math.log(rate)))))
+        need = silences_needed(self.base_need, losses, arrivals)
         if size - 1 not in self.plateaus and size - 1 not in self.hints \
                 and size - 1 not in self.priors:
             # A path MTU no link type has and no PTB named: one more repetition.

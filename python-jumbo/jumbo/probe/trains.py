@@ -8,6 +8,7 @@ TrainPlanner is the planning half of SizeSearch: it reads the search's state (lo
 hints, priors, plateaus, train, ...) and changes only `rounds`, `unproven` and `bare`."""
 
 from ..core.mtu import PLATEAUS as KNOWN_PLATEAUS
+from .silence import even_sizes
 
 PLATEAUS = tuple(sorted(KNOWN_PLATEAUS, reverse=True))
 # Sizes per round when each answer costs the dest's rate-limited ICMP budget: 1280..9000 in
@@ -136,8 +137,7 @@ class TrainPlanner(object):
         if span <= count:
             return list(range(high - 1, low, -1))
         room = max(1, count - len(picked))
-        step = (high - low) / float(room + 1)
-        picked |= set(int(round(low + step * j)) for j in range(1, room + 1))
+        picked |= even_sizes(low, high, room)
         return sorted((s for s in picked if low < s < high), reverse=True)
 
     def _copies(self, size):
