@@ -1,7 +1,8 @@
 """Run under /usr/bin/python3 with perfSONAR pSConfig's source on sys.path (argv[1]) and
-pyjq's directory (argv[2]): the tasks pSConfig's own TaskGenerator makes from each template
-named after them, as the pSConfig pScheduler agent walks them (disabled tasks skipped), one
-JSON line per task: {"template", "task", "type", "source", "dest", "direction", "ip-version",
+pyjq's directory (argv[2]): each template named after them checked with pSConfig's own
+schema and references (exit status 1 and the problems when it fails), then the tasks
+pSConfig's own TaskGenerator makes from it, as the pSConfig pScheduler agent walks them
+(disabled tasks skipped), one JSON line per task: {"template", "task", "type", "source", "dest", "direction", "ip-version",
 "repeat"}."""
 
 import json
@@ -15,6 +16,10 @@ from psconfig.client.psconfig.parsers.task_generator import TaskGenerator  # noq
 for path in sys.argv[3:]:
     with open(path) as handle:
         config = Config(data=json.load(handle))
+    # pSConfig's own schema and reference checks first, as `psconfig validate` runs them
+    problems = config.validate() or config.validate_refs()  # refs of a valid document only
+    if problems:
+        raise SystemExit("%s: %s" % (path, "; ".join(str(p) for p in problems)))
     for name in config.task_names():
         task = config.task(name)
         if not task or task.disabled():
