@@ -67,11 +67,22 @@ def day_of(date, days):
     return (date - EPOCH).days % days
 
 
+def _sections(template):
+    for key in ("addresses", "groups", "tasks"):
+        if not isinstance(template.get(key), dict):
+            raise RotationError("section %r must be an object" % key)
+    for key, one in (("addresses", "address"), ("groups", "group"), ("tasks", "task")):
+        for name, value in template[key].items():
+            if not isinstance(value, dict) or not isinstance(value.get("_meta", {}), dict):
+                raise RotationError("%s %r must be an object (its _meta too)" % (one, name))
+
+
 def rotating_tasks(template):
     """{task name: days} of the tasks that rotate; RotationError when one is malformed."""
+    _sections(template)
     found = {}
-    for name, task in (template.get("tasks") or {}).items():
-        rotation = (task.get("_meta") or {}).get("rotation") if isinstance(task, dict) else None
+    for name, task in template["tasks"].items():
+        rotation = task.get("_meta", {}).get("rotation")
         if rotation is None:
             continue
         days = rotation.get("days") if isinstance(rotation, dict) else None
@@ -82,7 +93,7 @@ def rotating_tasks(template):
             raise RotationError("task %r: a rotating task must be disabled in the base "
                                 "template (an agent reading the base must not run it on "
                                 "every pair)" % name)
-        group = (template.get("groups") or {}).get(task.get("group"))
+        group = template["groups"].get(task.get("group"))
         if not isinstance(group, dict) or group.get("type") != "mesh":
             raise RotationError("task %r: a rotating task needs a mesh group" % name)
         found[name] = days
@@ -92,7 +103,7 @@ def rotating_tasks(template):
 
 
 def mesh_names(template, group):
-    addresses = template.get("addresses") or {}
+    addresses = template["addresses"]
     names = []
     for sel in group.get("addresses") or []:
         if not isinstance(sel, dict) or "name" not in sel or sel.get("disabled"):

@@ -96,6 +96,9 @@ def test_a_day_template_validates(tmp_path):
      "named, enabled addresses only"),
     (lambda t: t["groups"]["lhcone-mesh"]["addresses"].append({"name": "nowhere"}),
      "'nowhere' is not defined"),
+    (lambda t: t.__setitem__("groups", []), "section 'groups' must be an object"),
+    (lambda t: t["addresses"].__setitem__("ps-x", "ps-x.example"), "address 'ps-x' must be"),
+    (lambda t: t["tasks"]["pmtu-v4"].__setitem__("_meta", ["x"]), "task 'pmtu-v4' must be"),
 ])
 def test_rotation_refuses_a_base_it_cannot_rotate_safely(tmp_path, breakage, expected):
     tpl = _load(LARGE)
