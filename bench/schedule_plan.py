@@ -169,7 +169,8 @@ def days_for_share(rows, hosts, share):
     if not rotating:
         return None
     for days in range(1, rotation.MAX_DAYS + 1):
-        held = fixed + sum(math.ceil((hosts - 1) / float(days)) * t.slot for t in rotating)
+        rounds = hosts - 1 if hosts % 2 == 0 else hosts    # odd: one host rests a round
+        held = fixed + sum(math.ceil(rounds / float(days)) * t.slot for t in rotating)
         if 100.0 * held / DAY <= share:
             return days
     return None

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Today's pSConfig template of a large mesh whose exclusive task rotates over the days.
 
-    psconfig/rotate_template.py BASE.json [--date YYYY-MM-DD | --day N] [-o OUT.json]
+    psconfig/rotate_template.py BASE.json [--date YYYY-MM-DD] [-o OUT.json]
 
 Why a generated template: pSConfig 5 has no rotation, and a static template cannot spread
 a weekly task over the week. The pSConfig pScheduler agent creates every task of a pass at
@@ -18,7 +18,8 @@ unordered pairs are dealt into rounds in which every host meets at most one othe
 method: N-1 rounds for N hosts, N even; one host rests per round when N is odd), and round
 r runs on day r mod D (days since 1970-01-01 UTC, mod D). The task's spec should measure
 both directions (`direction: both`), so one run per unordered pair measures both directed
-pairs. Each day a host is in ceil((N-1)/D) runs at most, every pair once per D days.
+pairs. Each day a host is in at most ceil(R/D) runs, R the number of rounds (N-1 for N
+even, N for N odd), and every pair is measured once every D days.
 
 The day's pairs become one `disjoint` group per lead (a-addresses: the lead, b-addresses:
 its partners that day, unidirectional) and one task per group, named TASK.LEAD; every other

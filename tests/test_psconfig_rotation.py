@@ -55,6 +55,11 @@ def test_rounds_meet_every_pair_once_and_a_host_once_a_round(hosts):
         assert len(flat) == len(set(flat))
     week = [p for day in range(7) for p in rt.day_pairs(names, day, 7)]
     assert sorted(week) == sorted(p for pairs in rounds for p in pairs)
+    # the busiest host-day: ceil(rounds / 7), rounds N-1 (N even) or N (N odd: one rests)
+    assert len(rounds) == (hosts - 1 if hosts % 2 == 0 else hosts)
+    busiest = max(sum(host in p for p in rt.day_pairs(names, day, 7))
+                  for day in range(7) for host in names)
+    assert busiest == plan.rotation_runs(hosts, 7)[0] == -(-len(rounds) // 7)
 
 
 def test_large_base_validates_and_runs_no_exclusive_task_itself():
