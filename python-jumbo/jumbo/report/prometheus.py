@@ -18,8 +18,8 @@ passes, and the report ends with a clear error instead of hanging (cron runs the
 Values are checked against what is physically plausible: a sample above `bound` (by default
 MAX_VALUE, 10^18: an exabyte, a 100 Gb/s link full for two and a half years), or NaN/+Inf
 (PromQL's own overflow of such values), is not a measurement. Its series is skipped and
-counted (`implausible`: their label sets, one series counted once across the queries), so one broken exporter neither fails the
-report nor turns its sums into inf/NaN.
+counted (`implausible`: the label sets, one series once across the queries), so one broken
+exporter neither fails the report nor turns its sums into inf/NaN.
 """
 
 import base64

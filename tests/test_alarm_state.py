@@ -1,0 +1,119 @@
+"""Issue 32 rows 6 and 7: jumbo-alarms' files and runs (alarm_state.py) on the synthetic mesh
+of test_alarms.py (3 events: one hop, two paths), real processes and a real OpenSearch.
+
+  row 6  a link planted at the state's temporary name, at --out, at the state itself or at
+         its lock: the link's target is never written;
+  row 7  three runs at once emit each event once; a failed --index (a real OpenSearch
+         refusing writes to the index) then a good run: each line once, each document once.
+"""
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import store_fixtures
+from fixtures import synth
+from jumbo.archive.stores import open_store
+from jumbo.report import alarm_state
+from jumbo.report.alarms_cli import main as alarms_main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "python-jumbo")]))
+DAYS = 14
+START = (datetime.datetime.utcnow() - datetime.timedelta(days=DAYS - 1)).strftime("%Y-%m-%d")
+MESH = synth.Mesh.small(days=DAYS, start=START)
+EVENTS = 3          # test_alarms.py: the firewall's hop, two regressed paths
+
+sqlite_url, os_url, store_url = store_fixtures.both_stores(MESH.records, "als")
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def victim(tmp_path):
+    path = tmp_path / "victim.txt"
+    path.write_text("precious\n")
+    return path
+
+
+# -- row 6 ----------------------------------------------------------------------------------------
+
+def test_state_never_written_through_a_planted_link(sqlite_url, tmp_path, victim):
+    state, out = tmp_path / "state.json", tmp_path / "alarms.jsonl"
+    os.symlink(str(victim), str(state) + ".tmp")        # the name the state was written under
+    assert alarms_main(["--store", sqlite_url, "--state", str(state), "--out", str(out)]) == 0
+    assert victim.read_text() == "precious\n"
+    assert not os.path.islink(str(state)) and len(alarm_state.load(str(state))) == EVENTS
+    assert len(lines(out)) == EVENTS
+    assert [n for n in os.listdir(str(tmp_path)) if n.startswith(".state.json.")] == []
+
+
+@pytest.mark.parametrize("planted", ["out", "state", "lock"])
+def test_no_file_of_a_run_follows_a_planted_link(sqlite_url, tmp_path, victim, planted, capfd):
+    state, out = tmp_path / "state.json", tmp_path / "alarms.jsonl"
+    link = {"out": str(out), "state": str(state), "lock": str(state) + ".lock"}[planted]
+    os.symlink(str(victim), link)
+    assert alarms_main(["--store", sqlite_url, "--state", str(state), "--out", str(out)]) == 2
+    assert victim.read_text() == "precious\n"
+    assert "a symbolic link (refused)" in capfd.readouterr().err
+    assert os.readlink(link) == str(victim)            # left as it was found
+
+
+# -- row 7 ----------------------------------------------------------------------------------------
+
+def test_three_runs_at_once_emit_each_event_once(sqlite_url, tmp_path):
+    state, out = tmp_path / "state.json", tmp_path / "alarms.jsonl"
+    command = [sys.executable, "-m", "jumbo.report.alarms_cli", "--store", sqlite_url,
+               "--state", str(state), "--out", str(out)]
+    runs = [subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True) for _ in range(3)]
+    results = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0], results
+    got = lines(out)
+    assert len(got) == EVENTS, [e["event"] for e in got]
+    assert len(set(e["source"]["alarm_id"] for e in got)) == EVENTS
+    assert sorted(err.split("jumbo-alarms: ")[1].split(" new")[0] for _o, err in results) == \
+        ["0", "0", str(EVENTS)]
+
+
+def test_a_failed_index_then_a_good_run_each_event_once(os_url, tmp_path, capfd):
+    state, out = tmp_path / "state.json", tmp_path / "alarms.jsonl"
+    store = open_store(os_url)
+    index = store.name("jumbo_alarms")
+    argv = ["--store", os_url, "--state", str(state), "--out", str(out), "--index"]
+    try:
+        # The index exists and refuses writes (a real OpenSearch's write block): HTTP 403.
+        status, _ = store.request("PUT", "/" + index, {"settings": {"index.blocks.write": True}})
+        assert status == 200
+        assert alarms_main(argv) == 3
+        err = capfd.readouterr().err
+        assert "0 of %d event(s) indexed" % EVENTS in err and "next run" in err, err
+        assert len(lines(out)) == EVENTS
+        owed = alarm_state.load(str(state))
+        assert sorted(e["emitted"] for e in owed.values()) == [True] * EVENTS
+        assert sorted(e["indexed"] for e in owed.values()) == [False] * EVENTS
+
+        status, _ = store.request("PUT", "/%s/_settings" % index, {"index.blocks.write": False})
+        assert status == 200
+        assert alarms_main(argv) == 0
+        assert len(lines(out)) == EVENTS                       # no line written again
+        status, doc = store.request("GET", "/%s/_count" % index)
+        assert doc["count"] == EVENTS
+        ids = sorted(e["source"]["alarm_id"] for e in lines(out))
+        status, doc = store.request("GET", "/%s/_search?size=10" % index)
+        assert sorted(h["_id"] for h in doc["hits"]["hits"]) == ids
+        done = alarm_state.load(str(state))
+        assert all(e["indexed"] is True and "event" not in e for e in done.values())
+        assert alarms_main(argv) == 0                          # and nothing more after
+        status, doc = store.request("GET", "/%s/_count" % index)
+        assert doc["count"] == EVENTS and len(lines(out)) == EVENTS
+    finally:
+        store.request("DELETE", "/" + index)
+        store.request("DELETE", "/_index_template/%s" % index)
+        store.close()
