@@ -117,3 +117,12 @@ def test_a_failed_index_then_a_good_run_each_event_once(os_url, tmp_path, capfd)
         store.request("DELETE", "/" + index)
         store.request("DELETE", "/_index_template/%s" % index)
         store.close()
+
+
+def test_a_run_waits_for_the_lock_then_gives_up_doing_nothing(sqlite_url, tmp_path, capfd):
+    state, out = tmp_path / "state.json", tmp_path / "alarms.jsonl"
+    with alarm_state.Lock(str(state)):
+        assert alarms_main(["--store", sqlite_url, "--state", str(state), "--out", str(out),
+                            "--lock-wait", "0.5"]) == 3
+    assert "another jumbo-alarms run held" in capfd.readouterr().err
+    assert not out.exists() and not state.exists()

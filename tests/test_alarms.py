@@ -88,6 +88,17 @@ def test_share_events_and_their_threshold():
     assert [e["tags"][0] for _k, e in got] == ["SITE-A", "SITE-B"]
 
 
+def test_shares_that_are_no_number_raise_nothing():
+    """Telemetry that overflowed (issue 32 row 4) made a NaN or infinite share: NaN compares
+    false with everything, and every site got a "jumbo share decreased"."""
+    report = {"changes": [], "flapping": []}
+    nan, inf = float("nan"), float("inf")
+    shares = {"SITE-A": (nan, 0.1, "bytes"), "SITE-B": (0.8, nan, "bytes"),
+              "SITE-C": (inf, 0.1, "bytes"), "SITE-D": (0.8, 0.1, "bytes")}
+    got = alarms.events(report, alarms.Collector(), ("a", "b"), shares=shares)
+    assert [e["tags"] for _k, e in got] == [["SITE-D"]]
+
+
 def test_state_file_is_checked(sqlite_url, tmp_path):
     bad = tmp_path / "state.json"
     bad.write_text("[1, 2]")
