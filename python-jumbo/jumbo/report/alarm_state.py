@@ -86,8 +86,9 @@ def load(path):
     try:
         with os.fdopen(fd, "rb") as handle:
             doc = json.loads(handle.read(MAX_STATE + 1).decode("utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as err:
-        raise ReportError("--state %s: unreadable (%s); move it away to start afresh" % (path, err))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise ReportError("--state %s: unreadable (%s); move it away to start afresh"
+                          % (path, str(err)[:200]))
     active = doc.get("active") if isinstance(doc, dict) else None
     if not isinstance(active, dict) or doc.get("version") not in (1, VERSION) or not all(
             isinstance(k, str) and isinstance(v, dict) for k, v in active.items()):

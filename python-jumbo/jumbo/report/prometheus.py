@@ -139,13 +139,18 @@ class Prometheus(object):
                 sock.close()
         if time.monotonic() >= self.ends:
             raise self._expired()     # what arrived may be cut short: never parsed as an answer
+        return body
+
+    def _data(self, body):
+        """An answer's `data`, its envelope checked."""
+        what = "Prometheus at %s" % self.url
         if len(body) > MAX_ANSWER:
             raise ReportError("%s: answer larger than %d MiB (narrow the window)"
                               % (what, MAX_ANSWER // 1048576))
         try:
             doc = json.loads(body.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ReportError("%s: the answer is not JSON: %s" % (what, err))
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
+            raise ReportError("%s: the answer is not JSON: %s" % (what, str(err)[:200]))
         if not isinstance(doc, dict) or doc.get("status") != "success" or not isinstance(doc.get("data"), dict):
             raise ReportError("%s: unexpected answer (status %r)" % (what, doc.get("status") if
                                                                       isinstance(doc, dict) else None))
@@ -190,7 +195,20 @@ class Prometheus(object):
     def query(self, expr, at, bound=MAX_VALUE):
         """Instant vector at unix time `at` -> [(labels dict, value)], the series whose value
         is no plausible measurement (above `bound`, NaN, +Inf) skipped and counted."""
-        data = self._get("/api/v1/query", {"query": expr, "time": "%.3f" % at})
+        return self.vector(self._get("/api/v1/query", {"query": expr, "time": "%.3f" % at}), bound)
+
+    def query_range(self, expr, start, end, step, bound=MAX_VALUE):
+        """Range matrix -> [(labels dict, [(time, value)])], a series with any implausible
+        point skipped whole and counted."""
+        return self.matrix(self._get("/api/v1/query_range", {
+            "query": expr, "start": "%.3f" % start, "end": "%.3f" % end, "step": "%.3f" % step}),
+            bound)
+
+    # -- the answers (apart from the transport: the fuzzer feeds them directly) ------------------
+
+    def vector(self, body, bound=MAX_VALUE):
+        """The body of an instant query's answer -> [(labels dict, value)] (as query)."""
+        data = self._data(body)
         out = []
         for labels, point in _results(data, "vector", "value", self):
             value = _value(point, self)
@@ -200,11 +218,10 @@ class Prometheus(object):
                 self.implausible.add(frozenset(labels.items()))
         return out
 
-    def query_range(self, expr, start, end, step, bound=MAX_VALUE):
-        """Range matrix -> [(labels dict, [(time, value)])], a series with any implausible
-        point skipped whole and counted."""
-        data = self._get("/api/v1/query_range", {"query": expr, "start": "%.3f" % start,
-                                                  "end": "%.3f" % end, "step": "%.3f" % step})
+    def matrix(self, body, bound=MAX_VALUE):
+        """The body of a range query's answer -> [(labels dict, [(time, value)])] (as
+        query_range)."""
+        data = self._data(body)
         out = []
         for labels, points in _results(data, "matrix", "values", self):
             if not isinstance(points, list) or len(points) > MAX_POINTS:
