@@ -19,9 +19,14 @@ DAYS = 14
 START = (datetime.datetime.utcnow() - datetime.timedelta(days=DAYS - 1)).strftime("%Y-%m-%d")
 MESH = synth.Mesh.small(days=DAYS, start=START)
 FIREWALL = MESH.site_ip("SITE-E", 2)
+EVENTS = 3          # the firewall's hop, two regressed paths (test_events_match_the_truth_once)
 
 
 sqlite_url, os_url, store_url = store_fixtures.both_stores(MESH.records, "alm")
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def _run(store_url, state, out, *extra):
@@ -141,5 +146,47 @@ def test_index_into_opensearch_once_and_again_when_it_returns(os_url, tmp_path):
         status, doc = store.request("GET", "/%s/_count" % index)
         assert doc["count"] == 4
     finally:
+        store.request("DELETE", "/" + index)
+        store.request("DELETE", "/_index_template/%s" % index)
+        store.close()
+
+
+def test_a_failed_index_then_a_good_run_each_event_once(os_url, tmp_path, capfd):
+    """Issue 32 row 7: the index refuses (a real OpenSearch's write block, HTTP 403), then
+    accepts: each line written once, each document stored once."""
+    from jumbo.archive.stores import open_store
+    state, out = tmp_path / "state.json", tmp_path / "alarms.jsonl"
+    store = open_store(os_url)
+    index = store.name("jumbo_alarms")
+    argv = ["--store", os_url, "--state", str(state), "--out", str(out), "--index"]
+    try:
+        # The index exists and refuses writes (a real OpenSearch's write block): HTTP 403.
+        store.request("DELETE", "/" + index)
+        status, _ = store.request("PUT", "/" + index, {"settings": {"index.blocks.write": True}})
+        assert status == 200
+        assert alarms_main(argv) == 3
+        err = capfd.readouterr().err
+        assert "0 of %d event(s) indexed" % EVENTS in err and "next run" in err, err
+        assert len(lines(out)) == EVENTS
+        owed = alarm_state.load(str(state))
+        assert sorted(e["emitted"] for e in owed.values()) == [True] * EVENTS
+        assert sorted(e["indexed"] for e in owed.values()) == [False] * EVENTS
+
+        status, _ = store.request("PUT", "/%s/_settings" % index, {"index.blocks.write": False})
+        assert status == 200
+        assert alarms_main(argv) == 0
+        assert len(lines(out)) == EVENTS                       # no line written again
+        status, doc = store.request("GET", "/%s/_count" % index)
+        assert doc["count"] == EVENTS
+        ids = sorted(e["source"]["alarm_id"] for e in lines(out))
+        status, doc = store.request("GET", "/%s/_search?size=10" % index)
+        assert sorted(h["_id"] for h in doc["hits"]["hits"]) == ids
+        done = alarm_state.load(str(state))
+        assert all(e["indexed"] is True and "event" not in e for e in done.values())
+        assert alarms_main(argv) == 0                          # and nothing more after
+        status, doc = store.request("GET", "/%s/_count" % index)
+        assert doc["count"] == EVENTS and len(lines(out)) == EVENTS
+    finally:
+        store.request("DELETE", "/" + index)
         store.request("DELETE", "/_index_template/%s" % index)
         store.close()

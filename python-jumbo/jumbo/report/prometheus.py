@@ -82,6 +82,7 @@ class Prometheus(object):
             raise ReportError("--prometheus: the timeout and deadline must be positive seconds "
                               "(the deadline at most a day)")
         self.ends = None                # monotonic time the deadline passes, from the first read
+        self.sockets = []               # the current request's (duplicated) sockets
         self.implausible = set()        # the label sets of the series skipped (no measurement)
         self.headers = {"Accept": "application/json", "User-Agent": "jumbo-report"}
         if token_file and auth_file:
