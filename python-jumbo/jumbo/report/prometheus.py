@@ -254,7 +254,7 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
                               "(the credentials and the answers stay with the server named; "
                               "give the final URL with --prometheus)"
                               % (self.prom.url, code, target[:200],
-                                 "scheme" if _origin(target)[0] != self.prom.origin[0] else "host"))
+                                 "scheme" if _origin(target)[0] != self.prom.origin[0] else "host or port"))
         return urllib.request.HTTPRedirectHandler.redirect_request(self, req, fp, code, msg,
                                                                    headers, target)
 
