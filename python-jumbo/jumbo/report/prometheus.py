@@ -35,11 +35,9 @@ import urllib.parse
 import urllib.request
 
 from .errors import ReportError
+from .prometheus_answer import MAX_ANSWER, answer_series
 
-MAX_ANSWER = 64 * 1024 * 1024       # bytes read from one answer at most
-MAX_SERIES = 200000                 # series in one answer at most
 MAX_POINTS = 11000                  # points per series in a range answer (Prometheus's own cap)
-MAX_LABEL = 1024                    # characters in one label name or value
 MAX_VALUE = 1e18                    # a plausible sample at most (bytes of one flow or pair)
 MAX_TIME = 1e11                     # a plausible sample time at most (year 5138)
 DEADLINE = 300.0                    # seconds for all the reads of one client at most
@@ -142,21 +140,6 @@ class Prometheus(object):
             raise self._expired()     # what arrived may be cut short: never parsed as an answer
         return body
 
-    def _data(self, body):
-        """An answer's `data`, its envelope checked."""
-        what = "Prometheus at %s" % self.url
-        if len(body) > MAX_ANSWER:
-            raise ReportError("%s: answer larger than %d MiB (narrow the window)"
-                              % (what, MAX_ANSWER // 1048576))
-        try:
-            doc = json.loads(body.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, RecursionError) as err:
-            raise ReportError("%s: the answer is not JSON: %s" % (what, str(err)[:200]))
-        if not isinstance(doc, dict) or doc.get("status") != "success" or not isinstance(doc.get("data"), dict):
-            raise ReportError("%s: unexpected answer (status %r)" % (what, doc.get("status") if
-                                                                      isinstance(doc, dict) else None))
-        return doc["data"]
-
     def _read(self, request, what):
         try:
             with self.opener.open(request, timeout=self.timeout) as reply:
@@ -209,9 +192,8 @@ class Prometheus(object):
 
     def vector(self, body, bound=MAX_VALUE):
         """The body of an instant query's answer -> [(labels dict, value)] (as query)."""
-        data = self._data(body)
         out = []
-        for labels, point in _results(data, "vector", "value", self):
+        for labels, point in answer_series(body, "vector", "value", self):
             value = _value(point, self)
             if _plausible(value, bound):
                 out.append((labels, value))
@@ -222,12 +204,16 @@ class Prometheus(object):
     def matrix(self, body, bound=MAX_VALUE):
         """The body of a range query's answer -> [(labels dict, [(time, value)])] (as
         query_range)."""
-        data = self._data(body)
         out = []
-        for labels, points in _results(data, "matrix", "values", self):
+        times = {}      # the series share their sample times: one float object per time
+        for labels, points in answer_series(body, "matrix", "values", self):
             if not isinstance(points, list) or len(points) > MAX_POINTS:
                 raise ReportError("%s: a series has no point list or too many points" % self)
-            series = [(_time(p, self), _value(p, self)) for p in points]
+            series = []
+            for point in points:
+                value = _value(point, self)     # checks the time too
+                at = float(point[0])
+                series.append((times.setdefault(at, at), value))
             if all(_plausible(v, bound) for _t, v in series):
                 out.append((labels, series))
             else:
@@ -288,22 +274,6 @@ class _Connections(urllib.request.HTTPSHandler):
 
 def _plausible(value, bound):
     return not math.isnan(value) and value <= bound
-
-
-def _results(data, kind, key, server):
-    if data.get("resultType") != kind or not isinstance(data.get("result"), list):
-        raise ReportError("%s: expected a %s answer, got %r" % (server, kind, data.get("resultType")))
-    result = data["result"]
-    if len(result) > MAX_SERIES:
-        raise ReportError("%s: %d series in one answer (at most %d)" % (server, len(result), MAX_SERIES))
-    for item in result:
-        if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
-            raise ReportError("%s: a series without labels" % server)
-        labels = item["metric"]
-        for k, v in labels.items():
-            if not isinstance(k, str) or not isinstance(v, str) or len(k) > MAX_LABEL or len(v) > MAX_LABEL:
-                raise ReportError("%s: a label is not a short string" % server)
-        yield labels, item.get(key)
 
 
 def _time(point, server):
