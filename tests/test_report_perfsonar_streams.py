@@ -188,3 +188,21 @@ def test_alarms_read_the_streams_alike(archives, tmp_path):
     hops = [json.loads(e) for e in events["jumbo"]]
     assert sorted((e["ipv"], e["hop_ip"], e["num_pairs"]) for e in hops) == \
         [("ipv4", HOLE["ip"], 2), ("ipv6", HOLE["ip"], 2)]
+
+
+def test_a_logstash_document_is_the_same_run_as_the_archivers_record():
+    from jumbo.archive import record as records
+    from logstash_standin import logstash_event
+    for envelope in (PMTU_RUNS[0], PMTU_RUNS[-1], RUNS[-1]):
+        rec, _raw = records.normalize(envelope)
+        back, _ = records.normalize(streams.from_logstash(logstash_event(envelope, "2030-01-01T00:00:00Z")))
+        # the record the archiver would have made, field for field (its id is the run's identity)
+        assert back == rec
+
+
+@pytest.mark.parametrize("doc", [None, [], {}, {"test": "pmtu"}, {"test": {"type": "pmtu"}},
+                                 {"test": {"type": "pmtu"}, "result": {}, "pscheduler": []}])
+def test_a_hostile_stream_document_is_refused_not_guessed(doc):
+    from jumbo.archive import record as records
+    with pytest.raises(records.BadRecord):
+        records.normalize(streams.from_logstash(doc))

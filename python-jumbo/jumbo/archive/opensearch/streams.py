@@ -34,7 +34,6 @@ import sys
 import tempfile
 
 from .. import record as records
-from ..errors import ReportError
 from ..stores import store_class
 from .layout import OWNED_TEST_TYPES
 
@@ -175,6 +174,8 @@ class StreamQueries(object):
         self.display = reader.display
 
     def __getattr__(self, name):
+        if name.startswith("_"):     # not set yet (a failed __init__): no recursion
+            raise AttributeError(name)
         return getattr(self._sqlite, name)
 
     def latency(self, window):
@@ -192,9 +193,9 @@ def report_queries(reader):
     """The queries the report should use over the OpenSearch archive `reader` reads."""
     try:
         how = plan(reader)
-    except ReportError:
-        reader.close()
+        if how == "jumbo":
+            return reader
+        return StreamQueries(reader, with_history=(how == "union"))
+    except BaseException:
+        reader.close()      # StoreDown while deciding or loading: no thread or scroll left open
         raise
-    if how == "jumbo":
-        return reader
-    return StreamQueries(reader, with_history=(how == "union"))
