@@ -19,6 +19,8 @@ APT_PACKAGES=(
   python3-netaddr python3-netifaces python3-ntplib python3-tz python3-tzlocal python3-psutil
   python3-requests python3-pycurl python3-dnspython python3-jinja2 python3-radix python3-babel
   python3-packaging python3-dev build-essential libjq-dev libonig-dev
+  # the real pSConfig Grafana agent (tests/test_psconfig_grafana_agent.py): its bin imports pyinotify
+  python3-pyinotify
 )
 
 missing=()

@@ -38,6 +38,9 @@ PLUGINS = {
 LIBRARY = "python3-jumbo"
 RPM_CLASSES = "/usr/libexec/pscheduler/classes"
 DEB_CLASSES = "/usr/lib/pscheduler/classes"
+# the pSConfig Grafana agent's display config and the pair page it renders (matrix_url_template)
+GRAFANA_DATADIR = "/usr/share/pscheduler-archiver-jumbo"
+GRAFANA_FILES = ("psconfig-grafana-agent-pmtu.json", "grafana-pmtu-pair-agent.json.j2")
 DEB_SITELIB = "/usr/lib/python3/dist-packages"
 
 
@@ -146,6 +149,12 @@ def test_rpm_plugin_files_and_modes(rpms, pkg):
             assert stat.S_ISDIR(m) or stat.S_IMODE(m) == 0o644, f
         # the template validator docs/coordinator.md tells coordinators to run
         assert any(f.endswith("/archiver/jumbo/validate_template.py") for f in docs), sorted(docs)
+        # the Grafana agent's displays and pair page, where matrix_url_template points
+        grafana = {f: m for f, m in files.items() if f.startswith(GRAFANA_DATADIR)}
+        for f in grafana:
+            del files[f]
+        assert {f: stat.S_IMODE(m) for f, m in grafana.items() if not stat.S_ISDIR(m)} == \
+            {GRAFANA_DATADIR + "/grafana/" + n: 0o644 for n in GRAFANA_FILES}
     packaged = {}
     for path, mode in files.items():
         assert path.startswith(dest + "/"), "%s installs %s outside %s" % (pkg, path, dest)
@@ -331,7 +340,10 @@ def test_deb_plugin_files_and_modes(debs, pkg):
     # nothing outside the plugin directory but docs
     for path, perms in files.items():
         if not perms.startswith("d"):
-            assert path.startswith(dest + "/") or path.startswith("/usr/share/doc/"), path
+            assert path.startswith((dest + "/", "/usr/share/doc/", GRAFANA_DATADIR + "/")), path
+    if pkg == "pscheduler-archiver-jumbo":
+        assert {p for p, m in files.items() if p.startswith(GRAFANA_DATADIR + "/")
+                and not m.startswith("d")} == {GRAFANA_DATADIR + "/grafana/" + n for n in GRAFANA_FILES}
 
 
 def test_deb_library_files(debs):
