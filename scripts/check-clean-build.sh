@@ -88,8 +88,12 @@ EOF
 chmod 755 "$CHROOT/build/run.sh"
 
 echo "check-clean-build: building in the chroot"
+# proc for dpkg and rpm, a private devpts for apt's log: both vanish with the namespace.
+mkdir -p "$CHROOT/dev/pts"
 unshare --mount --propagation private -- sh -c \
-  "mount -t proc proc '$CHROOT/proc' && chroot '$CHROOT' /build/run.sh" 2>&1 | tee "$WORK/build.log"
+  "mount -t proc proc '$CHROOT/proc' &&
+   mount -t devpts -o newinstance,ptmxmode=0666 devpts '$CHROOT/dev/pts' &&
+   chroot '$CHROOT' /build/run.sh" 2>&1 | tee "$WORK/build.log"
 status=${PIPESTATUS[0]}
 mkdir -p "$WORK/out"
 cp "$CHROOT"/build/*.deb "$CHROOT"/build/rpm/RPMS/noarch/*.rpm "$CHROOT"/build/rpm/SRPMS/*.rpm "$WORK/out/" \
