@@ -5,7 +5,8 @@
 #   1. `dpkg-buildpackage -us -uc -b` runs in the tree of the `make dist` tarball after
 #      `apt-get build-dep` of that tree (debian/control's Build-Depends and nothing else);
 #   2. then rpm (the packaging tool) and the spec's BuildRequires are added and `rpmbuild -ta`
-#      runs on the tarball itself, with the spec's own macros.
+#      runs on the tarball itself, with the spec's own macros;
+#   3. python3-jumbo is installed from its .deb, and each command's --help and man page run.
 # It prints what was installed for each build and the packages made. The chroot lives under
 # build/clean-build/ and is removed at the end (KEEP_CHROOT=1 keeps it); mounts are made in a
 # private mount namespace, so none outlives the script.
@@ -84,6 +85,17 @@ cd /build
 rpmbuild -ta --nodeps --define "_topdir /build/rpm" $name.tar.gz > rpm.log 2>&1 || { tail -40 rpm.log; exit 1; }
 echo "== rpmbuild -ta: OK"
 find rpm/RPMS rpm/SRPMS -name '*.rpm' | sort
+# The library's package installs with what its Depends name (Debian has them all; the plugins'
+# packages need perfSONAR's pscheduler-server, which no Debian mirror has), and its commands
+# and man pages work there.
+apt-get install -y -qq --no-install-recommends ./python3-jumbo_*.deb man-db >/dev/null
+for cmd in jumbocheck jumbo-report jumbo-alarms jumbo-replay; do
+  \$cmd --help > help.txt
+  echo "\$cmd --help: \$(head -1 help.txt | cut -c1-60)"
+  [ -n "\$(MANWIDTH=80 man --warnings \$cmd 2>&1 >/dev/null)" ] && { echo "man \$cmd: warnings"; exit 1; }
+  echo "\$(man -w \$cmd): renders without warnings"
+done
+echo "== python3-jumbo installed: OK"
 EOF
 chmod 755 "$CHROOT/build/run.sh"
 
