@@ -8,7 +8,7 @@ ROOT=$(pwd)
 APT_PACKAGES=(
   iperf3 iproute2 nftables iputils-ping iputils-tracepath traceroute ethtool procps util-linux
   python3 python3-venv python3-pip sqlite3
-  rpm dpkg-dev debhelper fakeroot
+  rpm dpkg-dev debhelper fakeroot rpmlint lintian man-db
   openjdk-17-jre-headless maven unzip curl
   chromium
   # a real Prometheus for the telemetry tests and the demo (tests/prometheus_fixture.py)
