@@ -39,9 +39,10 @@ def forward_phase(run, peer=None, starting=0.0):
 
 def located_peer(run, until):
     """p1's participant data with `reflector-port` (the candidate its reflector answered on)
-    and `secret` (what the answer carried), or without them and with `reflector-error`; found
-    once per run (greeting until `until`, time.monotonic()). RunError without p1's data."""
-    if getattr(run, "located", None) is not None:
+    and `secret` (what the answer carried), or without them and with `reflector-error`,
+    greeting until `until` (time.monotonic()); once found, kept for the run (a dest that
+    started late is greeted again by the next phase). RunError without p1's data."""
+    if getattr(run, "located", None) is not None and "reflector-port" in run.located:
         return run.located
     peer = dict(run.peer())
     peer.pop("reflector-port", None)
