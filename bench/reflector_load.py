@@ -184,6 +184,8 @@ def check(lab, index, outcome, version):
     report = ((dest or {}).get("result") or {}).get("reflector") if isinstance(dest, dict) \
         else None
     wrong = []
+    if isinstance(dest, dict) and not dest.get("succeeded"):
+        wrong.append("dest: %s" % dest.get("error"))  # "every reflector port is busy", ...
     if merged.get("succeeded") is not True:
         wrong.append("failed: %s" % merged.get("error"))
     if merged.get("path-mtu") != forward["path-mtu"]:
