@@ -78,11 +78,12 @@ class Reflector(object):
     says what happened.
 
     Whom it answers: requests from `source` only (the lead's address, from its participant
-    data); without one, from the first address that sends a signed request, and from no
-    other for the rest of the run. A holder of the run's token elsewhere can then only make
-    the reflector send to the run's own source, and at most RUN_BYTES in all. `secret` (made
-    by the dest when the run starts, never in participant data) goes back in the HELLO answer
-    to that address only, when the HELLO has room for it."""
+    data; the other family then not at all); without one, in each family, from the first
+    address that sends a signed request, and from no other for the rest of the run. A holder
+    of the run's token elsewhere can then only make the reflector send to the run's own
+    source, and at most RUN_BYTES in all. `secret` (made by the dest when the run starts,
+    never in participant data) goes back in the HELLO answer to that address only, when the
+    HELLO has room for it."""
 
     def __init__(self, ports, token, versions=(4, 6), addresses=None, source=None, secret=b""):
         ports = [ports] if isinstance(ports, int) else list(ports)
@@ -91,8 +92,9 @@ class Reflector(object):
         self.key = token_key(token)
         self.versions = tuple(versions)
         self.addresses = dict(addresses or {})  # version -> address to bind (else every one)
-        self.source = same_address(source) if source else None
-        self.locked = source is not None
+        allowed = same_address(source) if source else None
+        self.sources = {allowed.version: allowed} if allowed else {}  # version -> address
+        self.fixed = source is not None  # a source given: no other address, in any family
         self.secret = secret
         self.sent_bytes = 0
         self.sockets = {}
@@ -235,17 +237,17 @@ class Reflector(object):
 
     def _handle(self, version, sock, data, addr, local=None):
         self.stats["requests"] += 1
-        peer = same_address(addr[0])
-        if self.locked and peer != self.source:
+        peer, allowed = same_address(addr[0]), self.sources.get(version)
+        if (allowed is not None or self.fixed) and peer != allowed:
             self.stats["foreign"] += 1  # not the run's source: never answered
             return
         message = decode(self.key, b"Q", data)
         if message is None:
             self.stats["rejected"] += 1
             return
-        if not self.locked:
+        if allowed is None:
             # No source address known: the first signed request's is the only one answered.
-            self.source, self.locked = peer, True
+            self.sources[version] = peer
         kind, seq, nonce, size, body = message
         if (nonce, seq) in self.seen:
             self.stats["replayed"] += 1
@@ -357,7 +359,7 @@ class Reflector(object):
         return {
             "port": self.port,
             "busy-ports": list(self.busy),
-            "source": str(self.source) if self.source else None,
+            "source": " ".join(str(a) for _, a in sorted(self.sources.items())) or None,
             "sent-bytes": self.sent_bytes,
             "versions": sorted(self.sockets) if self.sockets else list(self.versions),
             "stats": dict(self.stats),
