@@ -320,21 +320,6 @@ def test_run_of_the_dest_fails_clearly_when_the_reflector_port_is_busy():
     assert "busy" in output["error"] and str(port) in output["error"]
 
 
-def test_the_dest_passes_over_a_held_candidate_port_to_the_next():
-    """Issue 32 row 8: another program (a background pmtu run) holds the first candidate: the
-    dest reflects on the next one and says which it passed over (it failed the run before)."""
-    import socket
-    spare = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    spare.bind(("0.0.0.0", 0))
-    free = spare.getsockname()[1]
-    spare.close()
-    output, port = _dest_run_on_a_held_port(dict(REVERSE, **{"ip-version": 4}), free=[free],
-                                            slot="PT3S")
-    assert output["succeeded"] is True, output
-    reflected = output["result"]["reflector"]
-    assert reflected["port"] == free and reflected["busy-ports"] == [port], reflected
-
-
 def test_the_dest_listens_only_in_the_family_the_source_probes():
     """A mesh runs the v4 and the v6 task side by side (pmtu is background): a v4 run that
     holds its reflector port must not make the v6 run's reflector fail on the same port (it
