@@ -190,3 +190,26 @@ def test_what_one_run_can_make_the_reflector_send_is_bounded(monkeypatch):
     assert report["sent-bytes"] <= 20000, report
     assert report["stats"]["over-budget"] > 0, report
     assert answer["probes"] * 1000 > 20000  # it asked for more than it got
+
+
+def test_the_reflector_listens_on_the_tests_address_only():
+    """Issue 32 row 8: bound to the test's address (here 127.0.0.1), the reflector is not
+    there on another address of the node (127.0.0.2), and another program may hold the same
+    port on that other address meanwhile (it could not, bound to every address)."""
+    from jumbo.tool import reflector_port
+    token = reflector.new_token()
+    port = _free_udp_port()
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.2", port))  # another run's socket on another address, same port
+    server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"}).open()
+    thread = _serving(server)
+    try:
+        elsewhere = reflector_port.find("127.0.0.2", [port], token, 4, time.monotonic() + 0.6)
+        here = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2)
+    finally:
+        server.done.set()
+        thread.join(12)
+        server.close()
+        other.close()
+    assert elsewhere is None and here is not None and here.port == port
+    assert server.report()["busy-ports"] == []
