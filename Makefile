@@ -5,8 +5,8 @@ PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
 .PHONY: demo test fuzz test-pscheduler setup lint compat dist rpm deb check-packaging \
-	check-clean-build bench bench-probe bench-ecmp \
-	bench-archive bench-report bench-schedule bench-pscheduler clean
+	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-schedule \
+	bench-pscheduler bench-reflector-load clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
@@ -75,7 +75,10 @@ check-clean-build:
 #     own methods).
 #   bench-pscheduler: the operator's wait, submit to result, of `pscheduler task pmtu` on the
 #     real-pScheduler lab.
-BENCHES := probe ecmp archive report schedule pscheduler
+#   bench-reflector-load: 30 sources probing one dest through its reflector at one start (a
+#     mesh's hourly pmtu): every run exact, the dest's peak RSS and CPU, ports
+#     (BENCH_ARGS="--sources 40 --version 6").
+BENCHES := probe ecmp archive report schedule pscheduler reflector-load
 
 bench: bench-probe bench-archive bench-report bench-schedule
 
