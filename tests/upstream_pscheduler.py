@@ -122,10 +122,13 @@ class Upstream(object):
         return done.returncode, done.stdout
 
     def enumerate_under(self, version, plugin_dir, library):
-        """The plugin's `enumerate` answer run with `version`'s python-pscheduler importable,
-        as on a node of that version: (exit status, stdout, stderr)."""
-        done = subprocess.run([PYTHON, os.path.join(plugin_dir, "enumerate")],
+        """The plugin's `enumerate` executed (its shebang's `python3` is the node's) with
+        `version`'s python-pscheduler importable, as on a node of that version:
+        (exit status, stdout, stderr)."""
+        env = self.env(version, [library])
+        env["PATH"] = os.pathsep.join([os.path.dirname(PYTHON), "/bin", env.get("PATH", "")])
+        done = subprocess.run([os.path.join(plugin_dir, "enumerate")],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, universal_newlines=True,
-                              env=self.env(version, [library]), timeout=120)
+                              env=env, timeout=120)
         return done.returncode, done.stdout, done.stderr
