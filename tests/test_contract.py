@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from upstream_pscheduler import PYTHON, ROOT, Upstream, missing
+from upstream_pscheduler import ROOT, Upstream, missing
 
 from jumbo.core import contract
 from jumbo.protocol import enumeration
@@ -58,15 +58,15 @@ def test_enumerate_answers_in_the_shape_the_installed_pscheduler_accepts(
         assert "label" not in answer and "spec" not in answer
 
 
-@pytest.mark.parametrize("kind,name,directory", PLUGINS)
-def test_each_shape_is_refused_by_the_other_version(upstream, kind, name, directory):
-    shapes = dict(enumeration.candidates(kind, name))
-    refused_by_52 = upstream.server_check("5.2.5", kind, shapes[2])
-    assert refused_by_52 and "label" in refused_by_52
-    refused_by_53 = upstream.server_check("5.3", kind, shapes[1])
-    assert refused_by_53 and "label" in refused_by_53
-    status, said = upstream.json_validate_tool(kind, shapes[1])
-    assert status != 0 and "label" in said
+def test_each_shape_is_refused_by_the_other_version(upstream):
+    shapes = [(kind, dict(enumeration.candidates(kind, name))) for kind, name, _d in PLUGINS]
+    for message in upstream.server_checks("5.2.5", [(k, s[2]) for k, s in shapes]):
+        assert message and "label" in message, message
+    for message in upstream.server_checks("5.3", [(k, s[1]) for k, s in shapes]):
+        assert message and "label" in message, message
+    for kind, shape in shapes:
+        status, said = upstream.json_validate_tool(kind, shape[1])
+        assert status != 0 and "label" in said, said
 
 
 SPECS = {
@@ -80,29 +80,15 @@ SPECS = {
                          ({"dest": "198.18.201.2", "parallel": 65}, False)],
 }
 
-# What upstream's own spec-is-valid methods run: plugins.enumerated_spec_is_valid reads
-# enumerate.json beside argv[0] and validates against versions[schema].
-_UPSTREAM_CHECK = """
-import json, os, sys
-sys.argv[0] = os.path.join(sys.argv[1], "spec-is-valid")
-from pscheduler.plugins import enumerated_spec_is_valid
-print(json.dumps(enumerated_spec_is_valid(json.loads(sys.stdin.read()), "test", "spec")))
-"""
-
-
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_the_enumerated_spec_schema_is_the_suites_validator(upstream, tmp_path, name):
     directory = dict((n, d) for _k, n, d in PLUGINS)[name]
     status, out, err = upstream.enumerate_under("5.3", os.path.join(ROOT, directory), LIBRARY)
     assert status == 0, err
     (tmp_path / "enumerate.json").write_text(out)
-    for spec, expected in SPECS[name]:
-        done = subprocess.run([PYTHON, "-c", _UPSTREAM_CHECK, str(tmp_path)],
-                              input=json.dumps(spec), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True,
-                              env=upstream.env("5.3"), timeout=120)
-        assert done.returncode == 0, done.stderr
-        valid, message = json.loads(done.stdout)
+    specs = [spec for spec, _expected in SPECS[name]]
+    verdicts = upstream.spec_checks(str(tmp_path), specs)
+    for (spec, expected), (valid, message) in zip(SPECS[name], verdicts):
         ours = subprocess.run([os.path.join(ROOT, directory, "spec-is-valid")],
                               input=json.dumps(spec), stdout=subprocess.PIPE,
                               universal_newlines=True,

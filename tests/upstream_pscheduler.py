@@ -96,21 +96,43 @@ class Upstream(object):
 
     def server_check(self, version, kind, enumeration):
         """None when the server of `version` accepts the enumeration, else its message."""
+        return self.server_checks(version, [(kind, enumeration)])[0]
+
+    def server_checks(self, version, cases):
+        """server_check of every (kind, enumeration) in `cases`, in one interpreter."""
         runner = (
             "import json, sys\n"
             "class plpy(object):\n"
             "    @staticmethod\n"
             "    def error(message): raise SystemExit(message)\n"
             "def _function(candidate, json_ref):\n%s\n"
-            "print(json.dumps(_function(sys.stdin.read(), sys.argv[1])))\n"
+            "print(json.dumps([_function(json.dumps(e), '#/pScheduler/PluginEnumeration/' + k)\n"
+            "                  for k, e in json.loads(sys.stdin.read())]))\n"
             % "\n".join("    " + line for line in self.sql_function_body(version).split("\n")))
-        done = subprocess.run([PYTHON, "-c", runner, "#/pScheduler/PluginEnumeration/"
-                               + KINDS[kind]], input=json.dumps(enumeration),
+        done = subprocess.run([PYTHON, "-c", runner],
+                              input=json.dumps([[KINDS[k], e] for k, e in cases]),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, env=self.env(version), timeout=120)
         if done.returncode != 0:
             raise AssertionError("json_validate of %s failed: %s" % (version, done.stderr))
         return json.loads(done.stdout)
+
+    def spec_checks(self, enumeration_dir, specs):
+        """[(valid, message)] of upstream's plugins.enumerated_spec_is_valid (what 5.3's own
+        spec-is-valid methods run: enumerate.json beside argv[0], versions[schema]) on each
+        spec, with the enumerate.json in `enumeration_dir`."""
+        runner = (
+            "import json, os, sys\n"
+            "sys.argv[0] = os.path.join(sys.argv[1], 'spec-is-valid')\n"
+            "from pscheduler.plugins import enumerated_spec_is_valid\n"
+            "print(json.dumps([enumerated_spec_is_valid(s, 'test', 'spec')\n"
+            "                  for s in json.loads(sys.stdin.read())]))\n")
+        done = subprocess.run([PYTHON, "-c", runner, enumeration_dir], input=json.dumps(specs),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=self.env("5.3"), timeout=120)
+        if done.returncode != 0:
+            raise AssertionError("enumerated_spec_is_valid failed: %s" % done.stderr)
+        return [tuple(answer) for answer in json.loads(done.stdout)]
 
     def json_validate_tool(self, kind, enumeration):
         """(exit status, output) of 5.3's `json-validate /pScheduler/PluginEnumeration/Kind`."""
