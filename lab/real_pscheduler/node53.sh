@@ -44,7 +44,7 @@ declare -A NETNS=([a]=rp3-a [b]=rp3-b)
 declare -A ADDR4=([a]=198.18.200.1 [b]=198.18.201.2)
 declare -A ADDR6=([a]=fd00:200::1 [b]=fd00:201::2)
 
-say() { echo "nodes.sh: $*" >&2; }
+say() { echo "node53.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 in_ns() { ip netns exec "$@"; }
 
