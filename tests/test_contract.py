@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from upstream_pscheduler import ROOT, Upstream, missing
+from upstream_pscheduler import PYTHON, ROOT, Upstream, missing
 
 from jumbo.core import contract
 from jumbo.protocol import enumeration
@@ -112,3 +112,15 @@ def test_an_unknown_contract_or_plugin_is_refused():
         contract.enumeration("test", "nope", 1)
     with pytest.raises(ValueError, match="without a gap"):
         contract.versions({1: {}, 3: {}})
+
+
+def test_only_enumerate_loads_python_pscheduler(upstream):
+    """On a node every method imports its protocol module; python-pscheduler (psycopg2, pyjq,
+    ...) must load only when `enumerate` asks it which contract to answer in: can-run has 5 s."""
+    import subprocess as sp
+    probe = ("import sys\nimport jumbo.protocol.jumbocheck, jumbo.protocol.pmtu, "
+             "jumbo.protocol.archiver\nprint('pscheduler' in sys.modules)\n"
+             "jumbo.protocol.pmtu.enumerate_plugin()\nprint('pscheduler' in sys.modules)")
+    done = sp.run([PYTHON, "-c", probe], stdout=sp.PIPE, stderr=sp.PIPE,
+                  universal_newlines=True, env=upstream.env("5.3", [LIBRARY]), timeout=120)
+    assert done.stdout.split() == ["False", "True"], done.stderr

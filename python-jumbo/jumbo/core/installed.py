@@ -11,10 +11,7 @@ server will accept. Without python-pscheduler (a build host, the suite's own tes
 is contract 1, the released 5.2 line's.
 """
 
-try:
-    import pscheduler
-except Exception:  # noqa: BLE001 - no (or a broken) python-pscheduler: not a node
-    pscheduler = None
+import importlib
 
 # The plugin kinds of the dictionary's PluginEnumeration, by the suite's kind names.
 _KINDS = {"test": "Test", "tool": "Tool", "archiver": "Archiver"}
@@ -23,8 +20,12 @@ _KINDS = {"test": "Test", "tool": "Tool", "archiver": "Archiver"}
 def server_accepts(kind, enumeration):
     """(accepted, message) of the installed pScheduler's own enumeration check, or
     (None, why) when there is no python-pscheduler to ask (or asking it failed)."""
-    if pscheduler is None:
-        return None, "python-pscheduler is not importable"
+    # Imported here, by name, not at the top: python-pscheduler loads psycopg2, pyjq and more,
+    # which only `enumerate` needs; every other method (can-run has 5 s) imports this module.
+    try:
+        pscheduler = importlib.import_module("pscheduler")
+    except Exception as err:  # noqa: BLE001 - no (or a broken) python-pscheduler: not a node
+        return None, "python-pscheduler is not importable: %s" % err
     skeleton = {
         "type": "object",
         "properties": {"": {"$ref": "#/pScheduler/PluginEnumeration/%s" % _KINDS[kind]}},

@@ -4,9 +4,6 @@ pScheduler's own validator which one it accepts). Contract 2 carries the spec's 
 (the suite's validators, annotated: jumbo.testtype.forms), their UI schemas and, for the
 tests, the result's JSON schemas."""
 
-import json
-import sys
-
 from ..archive.archive_data import DATA_VERSIONS
 from ..core import contract, installed
 from ..core import schema as schemas
@@ -57,9 +54,3 @@ def enumerate_plugin(kind, name):
     wanted = installed.contract_for(kind, found)
     return dict(found)[wanted]
 
-
-def emit(kind, name, stream=None):
-    """Print the enumeration as the plugins always have: indented, members in contract order."""
-    stream = stream or sys.stdout
-    stream.write(json.dumps(enumerate_plugin(kind, name), indent=2) + "\n")
-    stream.flush()
