@@ -56,12 +56,15 @@ def pytest_terminal_summary(terminalreporter):
 class Nodes(object):
     """The two running nodes: the operator's CLI and the REST API of each."""
 
-    def __init__(self, env):
+    def __init__(self, env, script=NODES, netns=None):
         self.env = env
         self.rps = env["RPS"]
+        # the lab's script and namespaces: nodes.sh's 5.2.5 lab, or node53.sh's 5.3 lab
+        self.script = script
+        self.netns = netns or NETNS
 
     def cli(self, node, args, timeout=300):
-        return subprocess.run(["bash", NODES, "cli", node] + list(args), env=self.env,
+        return subprocess.run(["bash", self.script, "cli", node] + list(args), env=self.env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=timeout)
 
@@ -72,7 +75,7 @@ class Nodes(object):
     def api(self, node, url_or_path, method="GET", body=None):
         url = url_or_path if url_or_path.startswith("https://") else \
             "https://%s/pscheduler%s" % (ADDR[node], url_or_path)
-        argv = ["ip", "netns", "exec", NETNS[node], "curl", "-sk", "-m", "30", "-X", method,
+        argv = ["ip", "netns", "exec", self.netns[node], "curl", "-sk", "-m", "30", "-X", method,
                 "-w", "\n%{http_code}", url]
         if body is not None:
             argv[-1:-1] = ["-H", "Content-Type: application/json", "--data-binary", "@-"]
@@ -102,7 +105,7 @@ class BackgroundCli(object):
     def __init__(self, nodes, node, args):
         self.args = args
         self.out = []
-        self.proc = subprocess.Popen(["bash", NODES, "cli", node] + list(args), env=nodes.env,
+        self.proc = subprocess.Popen(["bash", nodes.script, "cli", node] + list(args), env=nodes.env,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      universal_newlines=True)
         self.reader = threading.Thread(target=self._read)

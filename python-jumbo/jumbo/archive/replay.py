@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 
+from .. import __version__
 from . import credentials
 from .stores import open_store
 from .errors import StoreError
@@ -103,6 +104,7 @@ def replay(source, target, batch=500, source_options=None, target_options=None, 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="jumbo-replay", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version="%(prog)s " + __version__)
     parser.add_argument("source", help="JSON/JSONL file, '-' for stdin, or a store URL")
     parser.add_argument("--to", dest="target", default=None,
                         help="target store URL (default: %s)" % default_url())

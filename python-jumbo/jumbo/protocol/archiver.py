@@ -1,7 +1,7 @@
 """The `jumbo` archiver's methods (jumbo.archive.archiver does the work)."""
 
 from ..archive import archiver
-from . import method
+from . import enumeration, method
 
 
 def data_is_valid(text):
@@ -15,3 +15,9 @@ def data_is_valid(text):
 def archive():
     """The long-lived `archive` stream: envelopes in on stdin, answers out on stdout."""
     return archiver.serve()
+
+
+def enumerate_plugin():
+    """The enumeration in the shape the installed pScheduler accepts (jumbo.protocol.
+    enumeration: 5.2's or the 5.3 line's contract)."""
+    return enumeration.enumerate_plugin("archiver", "jumbo")

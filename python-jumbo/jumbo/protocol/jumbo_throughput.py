@@ -3,7 +3,7 @@
 
 from ..core import validate as validation
 from ..testtype import pair
-from . import method
+from . import enumeration, method
 
 
 def _result(document):
@@ -16,3 +16,9 @@ def _result(document):
 PLUGIN = method.TestTypePlugin(pair, pair, validation.check_pair_result, _result)
 spec_is_valid, cli_to_spec, spec_to_cli, participants, result_format, spec_format = \
     PLUGIN.methods()
+
+
+def enumerate_plugin():
+    """The enumeration in the shape the installed pScheduler accepts (jumbo.protocol.
+    enumeration: 5.2's or the 5.3 line's contract)."""
+    return enumeration.enumerate_plugin("test", "jumbo-throughput")

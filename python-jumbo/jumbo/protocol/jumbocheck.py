@@ -6,7 +6,7 @@ on the whole node; merged-results is the run's result), so both catch everything
 from ..core import validate as validation
 from ..tool import pair_result as pair
 from ..tool import result as results, runner
-from . import method
+from . import enumeration, method
 
 
 def can_run(text):
@@ -59,3 +59,9 @@ def merged_results(text):
     valid, error = check(merged)
     return merged if valid else failed("the participants' results do not merge into a valid "
                                        "result: %s" % error)
+
+
+def enumerate_plugin():
+    """The enumeration in the shape the installed pScheduler accepts (jumbo.protocol.
+    enumeration: 5.2's or the 5.3 line's contract)."""
+    return enumeration.enumerate_plugin("tool", "jumbocheck")

@@ -40,16 +40,17 @@ def read_stdin():
     return loads(sys.stdin.read())
 
 
-def dumps(value, pretty=False):
+def dumps(value, pretty=False, sort_keys=True):
     if pretty:
-        return json.dumps(value, indent=2, sort_keys=True)
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+        return json.dumps(value, indent=2, sort_keys=sort_keys)
+    return json.dumps(value, separators=(",", ":"), sort_keys=sort_keys)
 
 
-def emit(value, pretty=False, stream=None):
-    """Write one JSON document and the newline the runner relies on."""
+def emit(value, pretty=False, stream=None, sort_keys=True):
+    """Write one JSON document and the newline the runner relies on (members sorted unless
+    `sort_keys` is false: an enumeration keeps the order a reader expects)."""
     stream = stream or sys.stdout
-    stream.write(dumps(value, pretty) + "\n")
+    stream.write(dumps(value, pretty, sort_keys) + "\n")
     stream.flush()
 
 

@@ -3,7 +3,7 @@ jumbo.testtype.render do the work)."""
 
 from ..core import validate as validation
 from ..testtype import render, spec as specs
-from . import method
+from . import enumeration, method
 
 
 def _result(document):
@@ -18,3 +18,9 @@ def _result(document):
 PLUGIN = method.TestTypePlugin(specs, render, validation.check_result, _result)
 spec_is_valid, cli_to_spec, spec_to_cli, participants, result_format, spec_format = \
     PLUGIN.methods()
+
+
+def enumerate_plugin():
+    """The enumeration in the shape the installed pScheduler accepts (jumbo.protocol.
+    enumeration: 5.2's or the 5.3 line's contract)."""
+    return enumeration.enumerate_plugin("test", "pmtu")

@@ -10,6 +10,7 @@ command line and speaks the pmtu test's words, over the probe engine.
 import json
 import sys
 
+from .. import __version__
 from ..probe import ProbeError, measure
 from ..testtype.render import verdict
 from ..testtype.spec import CliError, cli_to_spec, option_help
@@ -57,6 +58,7 @@ def help_text():
         option_help(skip=["--" + key for key in NEEDS_NODES]
                     + ["--no-reverse", "--no-reflector"]).rstrip(),
         "  --json                Print the result object (the pmtu test's result) as JSON",
+        "  --version             Print the suite's version and exit",
         "",
         "Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage error.",
         "JUMBO_PROBE_DEBUG=1 writes every probe round and its outcome on stderr."])
@@ -92,6 +94,9 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
         print(help_text())
+        return 0
+    if "--version" in argv:
+        print("jumbocheck %s" % __version__)
         return 0
     rest, want_json = _split(argv)
     if "--dest" not in rest:

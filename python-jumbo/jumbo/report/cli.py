@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from .. import __version__
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError, exit_status
@@ -39,6 +40,8 @@ class _Parser(argparse.ArgumentParser):
 
 def parser():
     p = _Parser(prog="jumbo-report", description=__doc__.split("\n\n")[0])
+    # %(prog)s at print time: jumbo-alarms renames this parser.
+    p.add_argument("--version", action="version", version="%(prog)s " + __version__)
     p.add_argument("--store", required=True,
                    help="sqlite:///PATH (embedded store) or http(s)://[user:pass@]HOST[:PORT][/path]"
                    "[?prefix=P] (OpenSearch)")

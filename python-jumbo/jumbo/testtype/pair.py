@@ -109,6 +109,11 @@ def _parser():
     return parser
 
 
+def option_parser():
+    """The parser of `pscheduler task jumbo-throughput` (its options' help texts are the UI schema's)."""
+    return _parser()
+
+
 def cli_to_spec(argv):
     """Command-line options -> a validated spec. Raises specs.CliError (text for stderr)."""
     options, rest = _parser().parse_args(list(argv))

@@ -162,6 +162,11 @@ def _parser():
     return parser
 
 
+def option_parser():
+    """The parser of `pscheduler task pmtu` (its options' help texts are the UI schema's)."""
+    return _parser()
+
+
 def option_help(skip=()):
     """The options' help as `pscheduler task pmtu --help` shows it, less the options in
     `skip` (jumbocheck, which runs without pScheduler, has no nodes and no reverse path)."""

@@ -32,6 +32,7 @@ import json
 import os
 import sys
 
+from ... import __version__
 from ..errors import PermanentError, StoreError
 from ..urls import check_url
 from .install import (WRITER_ROLE, describe, install, migrate_legacy_records, problems,
@@ -65,6 +66,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m jumbo.archive.opensearch.setup",
         description="Set up (install) or check an OpenSearch archive for the jumbo archiver.")
+    parser.add_argument("--version", action="version", version="jumbo " + __version__)
     parser.add_argument("action", choices=("install", "check", "role"))
     parser.add_argument("--url", help="http(s)://[user:pass@]HOST[:PORT][/base-path]")
     parser.add_argument("--user", help="basic-auth user (password from --password-file or "

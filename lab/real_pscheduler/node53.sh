@@ -1,0 +1,374 @@
+#!/bin/bash
+# Two real upstream pScheduler nodes of the 5.3 development line (perfsonar/pscheduler branch
+# issue-1526, the new plugin contract), built from source, in network namespaces, with this
+# project's plugins installed the way its packages install them: nodes.sh's 5.2.5 lab with
+# what the 5.3 line adds (pscheduler-json-dictionary built and installed first, python-
+# pscheduler's __DATADIR__ pointing at it, pscheduler-plugin-makefiles), its own namespaces
+# (rp3-*) and work directory, so it runs beside nodes.sh's lab. Used by
+# tests/integration/test_pscheduler53.py.
+#
+#   node53.sh up         namespaces, syslog sink, build + start nodes a and b (fresh databases)
+#   node53.sh build      only the build (no namespaces, no daemons): what `up` runs first
+#   node53.sh down       stop everything `up` started, by PID, and delete the namespaces
+#   node53.sh cli N ARGS the operator's `pscheduler` CLI of node N (a or b), inside its namespace
+#   node53.sh env        print the shell variables the nodes use (RPS, addresses)
+#
+# Environment:
+#   PSCHEDULER_SRC  upstream source: the directory holding pscheduler-5.3dev-*.tar.gz, or an
+#                   unpacked tree (default: ../shared/real-pscheduler/ next to the project)
+#   RPS             work directory (default /srv/j53). Short (PostgreSQL's socket path must
+#                   stay under 107 bytes) and traversable by the postgres and pscheduler users.
+#   RPS_DEPS        pyjq + crontab for /usr/bin/python3 (scripts/setup.sh installs them there;
+#                   default var/real-pscheduler/pydeps)
+#
+# Topology (ground truth for the tests; nodes.sh's, in namespaces of its own):
+#   rp3-a  a0 198.18.200.1/24 fd00:200::1/64 MTU 9000
+#   rp3-r1 r1a 198.18.200.254 fd00:200::fe MTU 9000 | r1b 198.18.201.254 fd00:201::fe MTU 8950;
+#          r1 drops the ICMP frag-needed / packet-too-big it would send: a PMTUD black hole
+#          at hop 1; 198.18.202.0/24 and fd00:202::/64 are routed to a blackhole (never answer)
+#   rp3-b  b0 198.18.201.2/24 fd00:201::2/64 MTU 8950
+# A->B path MTU 8950, IPv4 and IPv6; B->A: b0 is 8950, so nothing larger leaves B.
+#
+# The root namespace is touched only to create/delete rp3-a, rp3-r1, rp3-b and, when the host
+# has no syslog daemon, to bind /dev/log (removed again by `down`).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+PROJECT=$(cd "$HERE/../.." && pwd)
+RPS=${RPS:-/srv/j53}
+PSCHEDULER_SRC=${PSCHEDULER_SRC:-$PROJECT/../shared/real-pscheduler}
+RPS_DEPS=${RPS_DEPS:-$PROJECT/var/real-pscheduler/pydeps}
+NAMESPACES="rp3-a rp3-r1 rp3-b"
+PG=/usr/lib/postgresql/15/bin
+DB_PASSWORD=jumbo-rp3-lab
+declare -A NETNS=([a]=rp3-a [b]=rp3-b)
+declare -A ADDR4=([a]=198.18.200.1 [b]=198.18.201.2)
+declare -A ADDR6=([a]=fd00:200::1 [b]=fd00:201::2)
+
+say() { echo "node53.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+in_ns() { ip netns exec "$@"; }
+
+# ------------------------------------------------------------------------------------------
+# The network
+
+network_up() {
+  local ns
+  for ns in $NAMESPACES; do ip netns add "$ns"; in_ns "$ns" ip link set lo up; done
+  # Both veth pairs are created inside the namespaces, never in the root namespace.
+  in_ns rp3-a ip link add a0 mtu 9000 type veth peer name r1a mtu 9000 netns rp3-r1
+  in_ns rp3-r1 ip link add r1b mtu 8950 type veth peer name b0 mtu 8950 netns rp3-b
+  in_ns rp3-a ip addr add 198.18.200.1/24 dev a0
+  in_ns rp3-a ip -6 addr add fd00:200::1/64 dev a0 nodad
+  in_ns rp3-r1 ip addr add 198.18.200.254/24 dev r1a
+  in_ns rp3-r1 ip -6 addr add fd00:200::fe/64 dev r1a nodad
+  in_ns rp3-r1 ip addr add 198.18.201.254/24 dev r1b
+  in_ns rp3-r1 ip -6 addr add fd00:201::fe/64 dev r1b nodad
+  in_ns rp3-b ip addr add 198.18.201.2/24 dev b0
+  in_ns rp3-b ip -6 addr add fd00:201::2/64 dev b0 nodad
+  in_ns rp3-a ip link set a0 up; in_ns rp3-b ip link set b0 up
+  in_ns rp3-r1 ip link set r1a up; in_ns rp3-r1 ip link set r1b up
+  in_ns rp3-a ip route add default via 198.18.200.254
+  in_ns rp3-a ip -6 route add default via fd00:200::fe
+  in_ns rp3-b ip route add default via 198.18.201.254
+  in_ns rp3-b ip -6 route add default via fd00:201::fe
+  in_ns rp3-r1 ip route add blackhole 198.18.202.0/24
+  in_ns rp3-r1 ip -6 route add blackhole fd00:202::/64
+  in_ns rp3-r1 sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+  # The API listens on 443 as user pscheduler; ICMP echo sockets for the tools (EL9's default).
+  for ns in rp3-a rp3-b; do
+    in_ns "$ns" sysctl -qw net.ipv4.ip_unprivileged_port_start=0 "net.ipv4.ping_group_range=0 2147483647"
+  done
+  in_ns rp3-r1 nft -f - <<'NFT'
+table inet jumbo_blackhole {
+  chain output {
+    type filter hook output priority 0; policy accept;
+    icmp type destination-unreachable icmp code frag-needed drop
+    icmpv6 type packet-too-big drop
+  }
+}
+NFT
+}
+
+# ------------------------------------------------------------------------------------------
+# Building a node from source (paths as upstream's debian/rules sets them, under $RPS/node-N)
+
+unpack_source() {
+  local tarball
+  if [[ -d $PSCHEDULER_SRC/pscheduler-server ]]; then
+    SRC=$PSCHEDULER_SRC
+    return
+  fi
+  tarball=$(ls "$PSCHEDULER_SRC"/pscheduler-5.3dev-*.tar.gz 2>/dev/null | head -1 || true)
+  [[ -n $tarball ]] || die "no upstream pScheduler source in $PSCHEDULER_SRC (see docs/developer.md, 'Tests')"
+  rm -rf "$RPS/src"; mkdir -p "$RPS/src"
+  tar -xzf "$tarball" -C "$RPS/src"
+  SRC=$RPS/src/pscheduler
+}
+
+build_node() {
+  local node=$1
+  local P=$RPS/node-$node B=$RPS/build/$node
+  local ETC=$P/etc/pscheduler LIB=$P/usr/lib/pscheduler SHARE=$P/usr/share/pscheduler
+  rm -rf "$B" "$P"; mkdir -p "$B" "$P"
+  # The CLI
+  cp -a "$SRC/pscheduler-core/pscheduler-core" "$B/core"
+  make -s -C "$B/core" ARCHIVEDEFAULTDIR=$ETC/default-archives BINDIR=$P/usr/bin \
+    COMMANDSDIR=$LIB/commands COMMANDSINSTALLED=$LIB/commands CLASSESDIR=$CLASSES \
+    CLASSESINSTALLED=$CLASSES INTERNALSDIR=$LIB/internals INTERNALSINSTALLED=$LIB/internals \
+    LIMITSFILE=$ETC/limits.conf TOOLCONFIGDIR=$ETC/tool PROFILEDDIR=$P/etc/profile.d \
+    BASHCOMPDIR=$P/usr/share/bash-completion/completions build install
+  # The server: daemons, utilities, database, API
+  local S=$B/server
+  cp -a "$SRC/pscheduler-server/pscheduler-server" "$S"
+  make -s -C "$S/daemons" CONFIGDIR=$ETC/daemons DAEMONDIR=$LIB/daemons \
+    DSNFILE=$ETC/database/database-dsn LOGDIR=$P/var/log/pscheduler PGDATABASE=pscheduler \
+    PGPASSFILE=$ETC/database/pgpassfile PGSERVICE=postgresql.service PGUSER=pscheduler \
+    PSUSER=pscheduler ARCHIVERDEFAULTDIR=$ETC/default-archives \
+    STORAGEDIR=$P/var/pscheduler-server VAR=$P/var build
+  make -s -C "$S/daemons" CONFIGDIR=$ETC/daemons UNITDIR=$P/lib/systemd/system \
+    DAEMONDIR=$LIB/daemons COMMANDDIR=$LIB/commands INTERNALSDIR=$LIB/internals \
+    STORAGEDIR=$P/var/pscheduler-server install
+  make -s -C "$S/utilities" CONFIGDIR=$ETC CONFIGURABLESFILE=$ETC/configurables.conf \
+    LIMITSFILE=$ETC/limits.conf LOGDIR=$P/var/log/pscheduler LOGFILE=pscheduler.log \
+    PGDATABASE=pscheduler PGPASSFILE=$ETC/database/pgpassfile VERSION=5.3dev-jumbo-lab
+  make -s -C "$S/utilities" DESTDIR=$LIB/commands INTERNALSDIR=$LIB/internals install
+  make -s -C "$S/database" DATABASE=pscheduler DATADIR=$SHARE \
+    PASSWORDFILE=$ETC/database/database-password DSNFILE=$ETC/database/database-dsn \
+    PGPASSFILE=$ETC/database/pgpassfile ROLE=pscheduler
+  make -s -C "$S/database" DATADIR=$SHARE INTERNALSDIR=$LIB/internals install
+  make -s -C "$S/api-server" USER_NAME=pscheduler GROUP_NAME=pscheduler API_ROOT=/pscheduler \
+    API_DIR=$SHARE/api-server CONF_D=/etc/apache2/conf-available/ PREFIX=$B/apiroot \
+    DSN_FILE=$ETC/database/database-dsn LIMITS_FILE=$ETC/limits.conf \
+    RUN_DIR=$P/var/pscheduler-server PYTHON=/usr/bin/python3 install
+  mkdir -p "$SHARE/api-server/pschedulerapiserver"
+  cp -a "$B/apiroot/$SHARE/api-server/." "$SHARE/api-server/"
+  cp "$S"/api-server/pschedulerapiserver/*.py "$SHARE/api-server/pschedulerapiserver/"
+  # 5.3: the dictionary's programs (json-validate) among the node's internals
+  cp -a "$RPS/internals/." "$LIB/internals/"
+  mkdir -p "$ETC/database" "$ETC/default-archives" "$P/var/log/pscheduler" "$P/var/pscheduler-server"
+  install -m 0644 "$HERE/limits.conf" "$ETC/limits.conf"
+  # Upstream's postgresql-load runs `su - postgres`, which loses PGHOST (this node's socket).
+  cat >"$P/usr/bin/postgresql-load" <<EOS
+#!/bin/sh
+# postgresql-load for node $node: feed SQL to its own cluster as postgres
+role=
+while [ \$# -gt 0 ]; do
+  case "\$1" in
+    --role) role="SET ROLE '\$2';"; shift 2 ;;
+    --log-errors) shift 2 ;;
+    *) break ;;
+  esac
+done
+{ echo "\$role"; cat "\$@"; } | runuser -u postgres -- env PGOPTIONS=--client-min-messages=warning \\
+  psql -h $P/pgsock -q -v ON_ERROR_STOP=1 postgres
+EOS
+  chmod 755 "$P/usr/bin/postgresql-load"
+}
+
+build_shared() {
+  # python-pscheduler with its classes directory baked in (its Makefile's file-setup step)
+  rm -rf "$CLASSES" "$PYLIB" "$RPS/bin" "$RPS/build" "$RPS/share" "$RPS/internals" "$RPS/include"
+  mkdir -p "$CLASSES"/{test,tool,archiver,context} "$PYLIB" "$RPS/bin" "$RPS/build"
+  cp -a "$SRC/python-pscheduler/pscheduler" "$RPS/build/python-pscheduler"
+  find "$RPS/build/python-pscheduler/pscheduler" -name '*.py' -exec sed -i -e "s|__CLASSES__|$CLASSES|" {} +
+  # 5.3: the JSON dictionary is its own package, built (its Makefile runs upstream's dictionary
+  # tests and pickles it) and installed before python-pscheduler, which reads it from DATADIR.
+  cp -a "$SRC/pscheduler-json-dictionary/pscheduler-json-dictionary" "$RPS/build/json-dictionary"
+  make -s -C "$RPS/build/json-dictionary" DATADIR="$DICTDIR" INSTALLED_DATADIR="$DICTDIR" \
+    INTERNALSDIR="$RPS/internals" install
+  find "$RPS/build/python-pscheduler/pscheduler" -name '*.py' -exec sed -i -e "s|__DATADIR__|$DICTDIR|" {} +
+  # 5.3: the plugin makefiles (upstream's plugins include pscheduler/plugin-*.make)
+  make -s -C "$SRC/pscheduler-plugin-makefiles/pscheduler-plugin-makefiles" \
+    DESTDIR="$RPS/include/pscheduler" install
+  cp -a "$RPS/build/python-pscheduler/pscheduler" "$PYLIB/"
+  cp -a "$SRC/python-icmperror/icmperror/icmperror" "$PYLIB/"
+  [[ -d $RPS_DEPS/crontab ]] && ls "$RPS_DEPS" | grep -qi '^_*pyjq' \
+    || die "pyjq/crontab for /usr/bin/python3 missing in $RPS_DEPS: run scripts/setup.sh"
+  cp -a "$RPS_DEPS"/. "$PYLIB/"
+  # Upstream tests and tools the suite is checked beside, by their own Makefiles. On this
+  # snapshot the tests and archivers include pscheduler/plugin-*.make, which run
+  # `pscheduler-build-enumeration` (a package the snapshot does not hold): those that cannot be
+  # built are listed in $RPS/upstream-unbuilt and left out, the node comes up without them.
+  local p kind name
+  : >"$RPS/upstream-unbuilt"
+  for p in test-rtt/rtt test-idle/idle test-throughput/throughput test-trace/trace test-mtu/mtu \
+           tool-ping/ping tool-snooze/snooze tool-iperf3/iperf3 tool-tracepath/tracepath \
+           tool-tracemtu/tracemtu tool-fwmtu/fwmtu archiver-syslog/syslog; do
+    kind=${p%%-*}; name=${p##*/}
+    if ! make -s -I "$RPS/include" -C "$SRC/pscheduler-$p" DESTDIR="$CLASSES/$kind/$name" \
+        CONFDIR="$RPS/etc-tool/$name" DOCDIR="$RPS/doc/$name" PYTHON=/usr/bin/python3 \
+        install >"$RPS/build/upstream-$name.log" 2>&1; then
+      rm -rf "${CLASSES:?}/$kind/$name"
+      echo "$kind $name: $(grep -m1 -iE 'error|not found|No such' "$RPS/build/upstream-$name.log" || tail -1 "$RPS/build/upstream-$name.log")" >>"$RPS/upstream-unbuilt"
+    fi
+  done
+  # This project, exactly as debian/rules and rpm/*.spec install it (only the prefix differs)
+  sh "$PROJECT/scripts/pkg-install.sh" library "$PROJECT/python-jumbo/jumbo" "$PYLIB" "$RPS/bin" /usr/bin/python3
+  local pair
+  for pair in test/pmtu:pscheduler-test-pmtu/pmtu \
+              test/jumbo-throughput:pscheduler-test-jumbo-throughput/jumbo-throughput \
+              tool/jumbocheck:pscheduler-tool-jumbocheck/jumbocheck \
+              archiver/jumbo:pscheduler-archiver-jumbo/jumbo; do
+    sh "$PROJECT/scripts/pkg-install.sh" plugin "$PROJECT/${pair#*:}" "$CLASSES/${pair%%:*}"
+  done
+  /usr/bin/python3 -m compileall -q "$PYLIB/jumbo" >/dev/null
+  chmod -R a+rX "$CLASSES" "$PYLIB" "$RPS/bin" "$RPS/share"
+}
+
+# ------------------------------------------------------------------------------------------
+# Running a node
+
+node_env() {
+  local node=$1 P=$RPS/node-$1
+  echo "PGHOST=$P/pgsock PATH=$P/usr/bin:$RPS/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+       "PYTHONPATH=$PYLIB PSCHEDULER_LOCALHOST=${ADDR4[$node]} LANG=C.UTF-8" \
+       "JUMBO_SQLITE_DIRS=$RPS/archive:$RPS/archive-pair"  # the integration tests' SQLite stores (docs/security.md)
+}
+
+start_node() {
+  local node=$1 ns=${NETNS[$1]} P=$RPS/node-$1
+  local ETC=$P/etc/pscheduler LIB=$P/usr/lib/pscheduler SHARE=$P/usr/share/pscheduler
+  local LOG=$P/log envv as_ps d
+  envv=$(node_env "$node")
+  as_ps="setpriv --reuid=pscheduler --regid=pscheduler --init-groups"
+  mkdir -p "$LOG" "$P/pgsock" "$P/pgdata"; chown postgres "$P/pgsock" "$P/pgdata"; chmod 1777 "$LOG"
+  # A PostgreSQL 15 cluster of its own, unix socket only, inside the node's namespace
+  runuser -u postgres -- $PG/initdb -D "$P/pgdata" -A peer -E UTF8 >"$LOG/initdb.log"
+  cat >>"$P/pgdata/postgresql.conf" <<EOC
+listen_addresses = ''
+unix_socket_directories = '$P/pgsock'
+max_connections = 500
+EOC
+  printf 'local pscheduler pscheduler trust\nlocal all postgres peer\nlocal all all md5\n' >"$P/pgdata/pg_hba.conf"
+  in_ns "$ns" runuser -u postgres -- env $envv $PG/pg_ctl -D "$P/pgdata" -l "$LOG/postgresql.log" -w start >/dev/null
+  head -1 "$P/pgdata/postmaster.pid" >"$P/postgres.pid"
+  # The database as `pscheduler internal db-update` builds it, and the DSN files of a package
+  env $envv "$P/usr/bin/postgresql-load" "$SHARE/database-build-super.sql"
+  env $envv "$P/usr/bin/postgresql-load" --role pscheduler "$SHARE/database-build.sql"
+  echo "ALTER ROLE pscheduler WITH PASSWORD '$DB_PASSWORD';" | "$P/usr/bin/postgresql-load"
+  echo "host=$P/pgsock dbname=pscheduler user=pscheduler password=$DB_PASSWORD" >"$ETC/database/database-dsn"
+  echo "$DB_PASSWORD" >"$ETC/database/database-password"
+  echo "*:*:pscheduler:pscheduler:$DB_PASSWORD" >"$ETC/database/pgpassfile"
+  chmod 600 "$ETC"/database/*; chown pscheduler "$ETC"/database/*
+  in_ns "$ns" env $envv "$LIB/internals/warmboot"
+  : >"$P/pids"
+  for d in ticker scheduler runner archiver; do
+    mkdir -p "$P/var/pscheduler-server/$d/tmp"; chown -R pscheduler "$P/var/pscheduler-server/$d"
+    chmod 700 "$P/var/pscheduler-server/$d/tmp"
+    in_ns "$ns" "$HERE/supervise.sh" "$LOG/$d.log" $as_ps env $envv \
+      TMPDIR="$P/var/pscheduler-server/$d/tmp" "$LIB/daemons/$d" \
+      --dsn "@$ETC/database/database-dsn" --verbose >/dev/null 2>&1 </dev/null &
+    echo $! >>"$P/pids"
+    # The ticker's cold boot recreates the heartbeat rows; the others must not race it.
+    if [[ $d == ticker ]]; then sleep 2; fi
+  done
+  # The API: gunicorn in place of Apache mod_wsgi (upstream: 10 processes x 15 threads; 4 x 15
+  # keeps the schedulers' 3 s API pings answered under a burst of submissions)
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$P/api.key" -out "$P/api.crt" -days 2 \
+    -subj "/CN=${ADDR4[$node]}" 2>/dev/null
+  chown pscheduler "$P/api.key" "$P/api.crt"
+  in_ns "$ns" $as_ps env $envv SCRIPT_NAME=/pscheduler gunicorn --chdir "$SHARE/api-server" \
+    --bind "${ADDR4[$node]}:443" --bind "[${ADDR6[$node]}]:443" \
+    --certfile "$P/api.crt" --keyfile "$P/api.key" --workers 4 --threads 15 --timeout 120 \
+    --access-logfile "$LOG/api-access.log" --error-logfile "$LOG/api.log" \
+    pschedulerapiserver:application >"$LOG/api.out" 2>&1 </dev/null &
+  echo $! >>"$P/pids"
+}
+
+stop_node() {
+  local P=$RPS/node-$1 pid
+  if [[ -f $P/pids ]]; then
+    while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$P/pids"
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      alive=0
+      while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$P/pids"
+      ((alive)) || break
+      sleep 0.5
+    done
+    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$P/pids"
+    rm -f "$P/pids"
+  fi
+  if [[ -f $P/pgdata/postmaster.pid ]]; then
+    runuser -u postgres -- $PG/pg_ctl -D "$P/pgdata" -m fast -w stop >/dev/null 2>&1 || {
+      pid=$(cat "$P/postgres.pid" 2>/dev/null || true)
+      [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
+    }
+  fi
+}
+
+cli() {
+  local node=$1; shift
+  local P=$RPS/node-$node
+  # unbuffered: a caller reading the output through a pipe sees each line as it comes
+  exec ip netns exec "${NETNS[$node]}" env -i HOME=/root TERM=dumb LANG=C.UTF-8 PGHOST="$P/pgsock" \
+    PYTHONUNBUFFERED=1 \
+    PATH="$P/usr/bin:$RPS/bin:/usr/sbin:/usr/bin:/sbin:/bin" PYTHONPATH="$PYLIB" \
+    PSCHEDULER_LOCALHOST="${ADDR4[$node]}" pscheduler "$@"
+}
+
+wait_api() {
+  local node=$1 deadline=$((SECONDS + 60))
+  until in_ns "${NETNS[$node]}" curl -skf -m 3 "https://${ADDR4[$node]}/pscheduler/" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "node $node: API not answering after 60 s (see $RPS/node-$node/log/api.log)"
+    sleep 0.5
+  done
+}
+
+# ------------------------------------------------------------------------------------------
+
+up() {
+  [[ $(id -u) -eq 0 ]] || die "needs root (namespaces, PostgreSQL clusters)"
+  getent passwd pscheduler >/dev/null || die "no user pscheduler: run scripts/setup.sh"
+  for ns in $NAMESPACES; do
+    ip netns list | grep -qw "$ns" && die "namespace $ns exists: another lab is up ('nodes.sh down' first)"
+  done
+  mkdir -p "$RPS"; chmod 755 "$RPS"
+  rm -rf "$RPS"/node-a "$RPS"/node-b
+  local t0=$SECONDS
+  network_up
+  if [[ ! -S /dev/log ]]; then
+    : >"$RPS/syslog.log"
+    /usr/bin/python3 "$HERE/syslog_sink.py" "$RPS/syslog.log" >/dev/null 2>&1 </dev/null &
+    echo $! >"$RPS/syslog_sink.pid"
+    for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -S /dev/log ]] && break; sleep 0.2; done
+  fi
+  unpack_source
+  build_shared >"$RPS/build.log" 2>&1 || { tail -20 "$RPS/build.log" >&2; die "build failed"; }
+  build_node a >>"$RPS/build.log" 2>&1 || { tail -20 "$RPS/build.log" >&2; die "build of node a failed"; }
+  build_node b >>"$RPS/build.log" 2>&1 || { tail -20 "$RPS/build.log" >&2; die "build of node b failed"; }
+  local built=$SECONDS
+  start_node a; start_node b
+  wait_api a; wait_api b
+  say "up in $((SECONDS - t0)) s (build $((built - t0)) s): node a ${ADDR4[a]} in rp3-a, node b ${ADDR4[b]} in rp3-b, work dir $RPS"
+}
+
+down() {
+  local ns pid
+  for node in a b; do stop_node "$node"; done
+  # Whatever the runners started and left (tools, iperf3 servers) lives in the lab's
+  # namespaces: end those processes, by PID, before deleting the namespaces.
+  for ns in $NAMESPACES; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+  done
+  if [[ -f $RPS/syslog_sink.pid ]]; then
+    pid=$(cat "$RPS/syslog_sink.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    rm -f "$RPS/syslog_sink.pid"
+  fi
+  for ns in $NAMESPACES; do ip netns del "$ns" 2>/dev/null || true; done
+  say "down: nodes stopped, namespaces deleted"
+}
+
+CLASSES=$RPS/classes
+DICTDIR=$RPS/share/json-dictionary
+PYLIB=$RPS/pylib
+case ${1:-} in
+  up) up ;;
+  build) [[ $(id -u) -eq 0 ]] || die "needs root"; mkdir -p "$RPS"; chmod 755 "$RPS"; unpack_source
+         build_shared && build_node a && build_node b ;;
+  down) down ;;
+  cli) shift; cli "$@" ;;
+  env) echo "RPS=$RPS PSCHEDULER_SRC=$PSCHEDULER_SRC CLASSES=$CLASSES PYLIB=$PYLIB" ;;
+  *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+esac
