@@ -1,10 +1,10 @@
-"""`python -m bench SUBCOMMAND [args]`: probe, ecmp, archive, report, schedule and pscheduler (their
-modules bench/<name>.py, each with main(argv)), imported lazily."""
+"""`python -m bench SUBCOMMAND [args]`: probe, ecmp, archive, report, schedule, schedule_noise and
+pscheduler (their modules bench/<name>.py, each with main(argv)), imported lazily."""
 
 import importlib
 import sys
 
-COMMANDS = ("probe", "ecmp", "archive", "report", "schedule", "pscheduler")
+COMMANDS = ("probe", "ecmp", "archive", "report", "schedule", "schedule_noise", "pscheduler")
 
 
 def main(argv=None):
