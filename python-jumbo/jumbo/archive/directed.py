@@ -13,9 +13,11 @@ report's gains are per directed path, so such a run is archived as two records:
     direction: its path MTU and PMTUD verdict come from its own jumbo legs (REVERSE_PATH below).
     It keeps no `raw` (the forward record has the result: one copy).
 
-Each record has its own verdict: `succeeded` only when its direction decided something (a
-gain, a black hole, a path MTU below the jumbo leg's, or the run's skipped jumbo leg for the
-forward one); otherwise succeeded is False and `error` says why.
+Each record has its own verdict: `succeeded` when its direction decided something (a gain, a
+black hole, a path MTU below the jumbo leg's, or the run's skipped jumbo leg for the forward
+one), whatever the pooled verdict; otherwise succeeded is False and `error` says why (the
+result's own error first). E.g. on the lab's asymmetric path (dest->source through a 1500
+link) the pooled run fails, yet the reverse record is a success: not jumbo, path MTU 1500.
 
 A result without both directions in `by-direction` (every forward-only run) is one record,
 exactly record.normalize's.
@@ -80,16 +82,17 @@ def _directed(rec, res, figures, direction):
             if r.get("succeeded") is True]
     seen = [m for m in seen if m]
     rec["mss"] = max(seen) if seen else None
-    if not rec["succeeded"]:
-        return rec
     skipped = direction == "forward" and res.get("verdict") == "skipped"
     stalled = any(r.get("stalled") is True for r in jumbo)
     lowered = rec["path_mtu"] is not None and rec["path_mtu"] < max(
         [as_int(r.get("mtu")) or 0 for r in jumbo] or [0])
-    if rec["gain"] is None and not (skipped or stalled or lowered):
-        rec["succeeded"] = False
-        rec["error"] = ("the %s direction (%s -> %s) gave no comparison: no verified leg of "
-                        "each size" % (direction, rec["source"], rec["dest"]))
+    rec["succeeded"] = rec["gain"] is not None or skipped or stalled or lowered
+    if rec["succeeded"]:
+        rec["error"] = None
+    else:
+        rec["error"] = rec["error"] or (
+            "the %s direction (%s -> %s) gave no comparison: no verified leg of each size"
+            % (direction, rec["source"], rec["dest"]))
     return rec
 
 
@@ -97,9 +100,11 @@ def _reverse_path(rec, res):
     """REVERSE_PATH: what the dest->source jumbo legs prove about that direction's path.
 
     A jumbo leg that stalled while the standard ones flowed: a black hole (path MTU unknown,
-    not jumbo). A leg whose sending socket learnt a smaller path MTU (the kernel's `pmtu`,
-    lowered by a Packet Too Big): that MTU, PMTUD `ok`. A verified full-size leg: the path
-    carried its MTU (`not-needed`: nothing lowered it). Else nothing is known (`unknown`)."""
+    not jumbo). A leg whose sending socket had a smaller path MTU than the leg's (the
+    kernel's `pmtu`): that MTU, PMTUD `unknown` (the dest's own interface MTU, or a Packet Too
+    Big: the result cannot tell which; neither is a black hole, the flow did not stall). A
+    verified full-size leg: the path carried its MTU (`not-needed`: nothing lowered it). Else
+    nothing is known (`unknown`)."""
     jumbo = _legs(res, "reverse", "jumbo")
     rec["local_mtu"] = None     # the dest's interface MTU is not in the result
     rec["jumbo"] = None
@@ -112,7 +117,7 @@ def _reverse_path(rec, res):
         rec["path_mtu"], rec["pmtud"], rec["jumbo"] = None, "blackhole", False
         return
     if lowered:
-        rec["path_mtu"], rec["pmtud"] = min(lowered), "ok"
+        rec["path_mtu"], rec["pmtud"] = min(lowered), "unknown"
     elif crossed:
         rec["path_mtu"], rec["pmtud"] = max(crossed), "not-needed"
     else:
