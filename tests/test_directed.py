@@ -9,6 +9,8 @@ import json
 import os
 import uuid
 
+import pytest
+
 from fixtures import samples
 from jumbo.archive import directed
 from jumbo.archive import record as records
@@ -84,6 +86,32 @@ def test_a_direction_with_no_verified_jumbo_leg_is_not_a_success():
     assert forward["succeeded"] is True
     assert reverse["succeeded"] is False and "reverse direction" in reverse["error"]
     assert reverse["gain"] is None and reverse["pmtud"] == "unknown" and reverse["jumbo"] is None
+
+
+def test_a_reverse_jumbo_leg_that_stalled_is_a_black_hole_not_a_path_mtu():
+    captured = _captured("clean_jumbo")
+    for run in captured["result"]["runs"]:
+        if run["direction"] == "reverse" and run["size"] == "jumbo":
+            run.update(stalled=True, succeeded=False, error="stalled", throughput=0.0)
+    captured["result"]["by-direction"]["reverse"]["gain"] = None
+    forward, reverse = [rec for rec, _ in directed.normalize(_envelope(captured))]
+    assert forward["jumbo"] is True and forward["succeeded"] is True
+    # The kernel's pmtu stayed 9000 on the stalled legs: it is not the path's.
+    assert reverse["pmtud"] == "blackhole" and reverse["path_mtu"] is None
+    assert reverse["jumbo"] is False and reverse["succeeded"] is True
+
+
+@pytest.mark.parametrize("broken", [
+    {"by-direction": {"forward": {}, "reverse": "x"}}, {"by-direction": []},
+    {"runs": 7}, {"runs": ["x", None]}, {"by-direction": {"forward": {"gain": "x"}, "reverse": {}}}])
+def test_hostile_by_direction_or_runs_never_raise(broken):
+    captured = _captured("clean_jumbo")
+    captured["result"].update(broken)
+    envelope = _envelope(captured)
+    found = directed.normalize(envelope)
+    assert found[0][0]["id"] == records.normalize(envelope)[0]["id"]
+    assert len(found) == (2 if isinstance(captured["result"]["by-direction"], dict) and all(
+        isinstance(v, dict) for v in captured["result"]["by-direction"].values()) else 1)
 
 
 def _gains(url):

@@ -66,7 +66,8 @@ def _by_direction(rec, raw):
 
 
 def _legs(res, direction, size):
-    return [r for r in res.get("runs") or []
+    runs = res.get("runs")
+    return [r for r in (runs if isinstance(runs, list) else [])
             if isinstance(r, dict) and r.get("direction") == direction and r.get("size") == size]
 
 
