@@ -4,8 +4,9 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test fuzz test-pscheduler setup lint compat rpm deb bench bench-probe bench-ecmp \
-	bench-archive bench-report bench-schedule bench-pscheduler clean
+.PHONY: demo test fuzz test-pscheduler setup lint compat dist rpm deb check-packaging \
+	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-schedule \
+	bench-pscheduler bench-reflector-load clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
@@ -39,11 +40,31 @@ setup:
 compat: setup
 	bash scripts/check-compat.sh
 
-rpm: setup
+# Packages, the packagers' way: none of these runs setup.sh; they need only the packaging tools
+# (each script names what is missing) and the build dependencies rpm/jumbo.spec and
+# debian/control declare. The maintainer is one variable the builder must set:
+#   make dist JUMBO_MAINTAINER='Jane Doe <jane@example.net>'   (JUMBO_RELEASE: default 1)
+# dist: dist/jumbo-VERSION.tar.gz, for `rpmbuild -ta` or `dpkg-buildpackage` in its tree.
+# rpm / deb: build/rpm/RPMS/noarch/*.rpm (rpmbuild -ta) / build/deb/*.deb (dpkg-buildpackage).
+# check-packaging: both builds, rpmlint and lintian with no errors (also run by `make test`).
+# check-clean-build: both builds in a debootstrap'd Debian 12 with nothing but build-essential,
+#   rpm and the declared build dependencies (a few minutes; network to deb.debian.org).
+export JUMBO_MAINTAINER JUMBO_RELEASE
+
+dist:
+	bash scripts/make-tarball.sh dist
+
+rpm:
 	bash scripts/build-rpm.sh
 
-deb: setup
+deb:
 	bash scripts/build-deb.sh
+
+check-packaging:
+	bash scripts/check-packaging.sh
+
+check-clean-build:
+	bash scripts/check-clean-build.sh
 
 # Benchmarks: never part of `make test`. Each prints its ratios/targets side by side.
 #   bench-probe, bench-archive, bench-report: the probe's, archiver's and report's figures.
@@ -51,11 +72,14 @@ deb: setup
 #     dest's reflector) N runs back to back (BENCH_ARGS="--runs 10" for a quicker look; default 50).
 #   bench-schedule: seconds per host per day in exclusive/normal slots: the template as full
 #     meshes of 12, 100, 300 and 600 hosts, beside the standard WLCG throughput mesh and the
-#     2 % target (runs the plugins' own methods). `python -m bench schedule_noise` (root): the
+#     2 % target (runs the plugins' own methods). `python -m bench schedule-noise` (root): the
 #     large template's short legs' gain noise on the namespace labs.
 #   bench-pscheduler: the operator's wait, submit to result, of `pscheduler task pmtu` on the
 #     real-pScheduler lab.
-BENCHES := probe ecmp archive report schedule pscheduler
+#   bench-reflector-load: 30 sources probing one dest through its reflector at one start (a
+#     mesh's hourly pmtu): every run exact, the dest's peak RSS and CPU, ports
+#     (BENCH_ARGS="--sources 40 --version 6").
+BENCHES := probe ecmp archive report schedule pscheduler reflector-load
 
 bench: bench-probe bench-archive bench-report bench-schedule
 

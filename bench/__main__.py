@@ -1,10 +1,12 @@
-"""`python -m bench SUBCOMMAND [args]`: probe, ecmp, archive, report, schedule, schedule_noise and
-pscheduler (their modules bench/<name>.py, each with main(argv)), imported lazily."""
+"""`python -m bench SUBCOMMAND [args]`: probe, ecmp, archive, report, schedule, schedule-noise,
+pscheduler and reflector-load (their modules bench/<name>.py, `-` written `_`, each with
+main(argv)), imported lazily."""
 
 import importlib
 import sys
 
-COMMANDS = ("probe", "ecmp", "archive", "report", "schedule", "schedule_noise", "pscheduler")
+COMMANDS = ("probe", "ecmp", "archive", "report", "schedule", "schedule-noise", "pscheduler",
+            "reflector-load")
 
 
 def main(argv=None):
@@ -13,7 +15,7 @@ def main(argv=None):
         sys.stderr.write("usage: python -m bench {%s} [args]\n" % "|".join(COMMANDS))
         return 2
     try:
-        module = importlib.import_module("bench." + argv[0])
+        module = importlib.import_module("bench." + argv[0].replace("-", "_"))
     except ImportError as err:
         sys.stderr.write("bench %s is not available: %s\n" % (argv[0], err))
         return 2

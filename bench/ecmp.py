@@ -91,7 +91,10 @@ def through_reflector(lab, spec):
     pair_end = returned - outcome.merged_completed.elapsed
     launch = pair_end - max(done.elapsed for done in outcome.runs)
     wall = launch + outcome.runs[0].elapsed - start
-    port = (outcome.participant_data[1] or {}).get("reflector-port")
+    # The port the dest's reflector took (the first free of its candidates): its own report.
+    dest = outcome.results[1] if len(outcome.results) > 1 else None
+    port = (((dest or {}).get("result") or {}).get("reflector") or {}).get("port") \
+        if isinstance(dest, dict) else None
     merged = outcome.merged or {"succeeded": False, "error": "merged-results failed"}
     merged["_pair"] = pair_end - start
     return merged, wall, port

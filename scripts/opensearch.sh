@@ -101,6 +101,8 @@ start() {
     sleep 1
   done
   tail -20 "$OUTFILE" >&2 || true
+  # a JVM that did not answer in time is still ours: never leave it behind
+  stop >&2
   die "no answer on $URL after ${WAIT}s"
 }
 

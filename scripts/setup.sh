@@ -8,7 +8,7 @@ ROOT=$(pwd)
 APT_PACKAGES=(
   iperf3 iproute2 nftables iputils-ping iputils-tracepath traceroute ethtool procps util-linux
   python3 python3-venv python3-pip sqlite3
-  rpm dpkg-dev debhelper fakeroot
+  rpm dpkg-dev debhelper fakeroot rpmlint lintian man-db
   openjdk-17-jre-headless maven unzip curl
   chromium
   # a real Prometheus for the telemetry tests and the demo (tests/prometheus_fixture.py)
@@ -19,6 +19,8 @@ APT_PACKAGES=(
   python3-netaddr python3-netifaces python3-ntplib python3-tz python3-tzlocal python3-psutil
   python3-requests python3-pycurl python3-dnspython python3-jinja2 python3-radix python3-babel
   python3-packaging python3-dev build-essential libjq-dev libonig-dev
+  # the real pSConfig Grafana agent (tests/test_psconfig_grafana_agent.py): its bin imports pyinotify
+  python3-pyinotify
 )
 
 missing=()

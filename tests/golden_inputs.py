@@ -165,8 +165,9 @@ def _tool_cases(cases):
     for test in tests[1:2] + tests[4:5] + tests[6:7] + tests[-1:]:
         for index in (0, 1):
             _case(cases, TOOL, "participant-data", {"participant": index, "test": test},
-                  volatile=("reflector-port", "_token", "iperf3-port")
-                  if "port" not in test["spec"] else ("reflector-port", "_token"))
+                  volatile=("reflector-ports", "_token", "iperf3-port", "source-address?")
+                  if "port" not in test["spec"]
+                  else ("reflector-ports", "_token", "source-address?"))
     for request in NOT_JSON[1:2] + [{"participant": 2, "test": tests[0]},
                                {"participant": "1", "test": tests[0]},
                                {"participant": True, "test": tests[0]},

@@ -65,7 +65,11 @@ def normalize(stdout, volatile):
         return stdout
     if isinstance(value, dict):
         for key in volatile:
-            if key in value:
+            if key.endswith("?"):
+                # present only where the machine has a route to the dest (the source's own
+                # address towards it): neither its value nor its presence is compared
+                value.pop(key[:-1], None)
+            elif key in value:
                 value[key] = VOLATILE
     return json.dumps(value, separators=(",", ":"), sort_keys=True) + "\n"
 

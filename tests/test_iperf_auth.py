@@ -29,7 +29,8 @@ def test_the_dest_participant_data_has_a_fresh_key_pair_and_the_private_key_is_p
             k for k in data if k.startswith("_"))
     assert answers[0]["_iperf3-key"] != answers[1]["_iperf3-key"]
     source = runner.participant_data({"participant": 0, "test": PAIR})
-    assert source == {"schema": 1, "protocol": 1, "iperf3-auth": {
+    source.pop("source-address", None)  # where this machine routes to the spec's dest
+    assert source == {"schema": 1, "protocol": 2, "iperf3-auth": {
         "paddings": iperf_auth.features()["paddings"]}}
 
 
@@ -61,11 +62,12 @@ def test_both_runs_decide_alike_and_fall_back_with_the_reason():
 
 @needs_auth
 def test_credential_files_are_0600_in_tmpdir_and_removed(tmp_path, monkeypatch):
+    """Where memfd_create is missing: the files on disk, 0600 in a 0700 directory."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", None)
     settings, _ = iperf_auth.decide(_data())
-    with iperf_auth.Credentials(settings, server=True) as server:
+    with iperf_auth.Credentials(settings, server=True, in_memory=False) as server:
         files = [server.argv[server.argv.index(o) + 1]
                  for o in ("--rsa-private-key-path", "--authorized-users-path")]
         for path in files:
@@ -77,13 +79,74 @@ def test_credential_files_are_0600_in_tmpdir_and_removed(tmp_path, monkeypatch):
         assert user == "jumbocheck" and len(digest) == 64
         assert settings["password"] not in " ".join(server.argv) and server.env is None
     assert not os.listdir(str(tmp_path))
-    with iperf_auth.Credentials(settings, server=False) as client:
+    with iperf_auth.Credentials(settings, server=False, in_memory=False) as client:
         assert client.env["IPERF3_PASSWORD"] == settings["password"]
         assert settings["password"] not in " ".join(client.argv)
         assert "--username" in client.argv and "--rsa-public-key-path" in client.argv
     assert not os.listdir(str(tmp_path))
     with iperf_auth.Credentials(None, server=False) as nothing:
         assert nothing.argv == [] and nothing.env is None
+
+
+# A dest run's credentials held, then the process SIGKILLed (as when the runner's kill or the
+# OOM killer ends it): what does it leave in its TMPDIR?
+HOLD_CREDENTIALS = r"""
+import json, sys, time
+from jumbo.tool import iperf_auth
+settings = json.loads(sys.stdin.read())
+with iperf_auth.Credentials(settings, server=True) as cred:
+    print(json.dumps(cred.argv), flush=True)
+    time.sleep(60)
+"""
+
+
+@needs_auth
+def test_a_killed_dest_leaves_no_key_behind(tmp_path):
+    """Issue 32 row 12: the key and users file are memory files, read by iperf3 through our
+    /proc entry: readable while the run lives, gone with it when it is SIGKILLed (the
+    directory of the code before stayed, key inside)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    settings, _ = iperf_auth.decide(_data())
+    env = dict(os.environ, TMPDIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_CREDENTIALS], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, universal_newlines=True, env=env)
+    try:
+        proc.stdin.write(json.dumps(settings))
+        proc.stdin.close()
+        argv = json.loads(proc.stdout.readline())
+        key = argv[argv.index("--rsa-private-key-path") + 1]
+        with open(key) as handle:
+            assert handle.read() == settings["private-key"]
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)  # our own child, by its PID
+        proc.wait()
+    assert not os.path.exists(key)
+    assert os.listdir(str(tmp_path)) == []
+
+
+def test_stale_key_directories_of_ours_are_removed_by_age(tmp_path):
+    """Where keys must go to disk: a killed run's directory (ours, old) goes at the next run;
+    a fresh one (a run going on), a link and another name stay."""
+    import time
+    old, fresh = tmp_path / "jumbo-iperf3-old", tmp_path / "jumbo-iperf3-fresh"
+    other = tmp_path / "someone-else"
+    for path in (old, fresh, other):
+        path.mkdir()
+        (path / "key.pem").write_text("x")
+    link = tmp_path / "jumbo-iperf3-link"
+    link.symlink_to(other)
+    now = time.time()
+    for path in (old, other):
+        os.utime(str(path), (now - 2 * iperf_auth.STALE_SECONDS,) * 2)
+    os.utime(str(link), (now - 2 * iperf_auth.STALE_SECONDS,) * 2, follow_symlinks=False)
+    assert iperf_auth.remove_stale_directories(str(tmp_path), now) == 1
+    assert sorted(os.listdir(str(tmp_path))) == ["jumbo-iperf3-fresh", "jumbo-iperf3-link",
+                                                 "someone-else"]
+    assert (other / "key.pem").exists()
 
 
 def test_an_iperf3_without_authentication_is_told_apart(tmp_path):

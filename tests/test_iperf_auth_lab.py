@@ -227,3 +227,108 @@ def test_a_dest_iperf3_without_authentication_still_binds_and_says_what_is_open(
     for diags in (lead["diags"], dest["diags"], merged["diags"]):
         assert "iperf3 authentication is off (the dest's iperf3 cannot authenticate " \
             "clients)" in diags and "end it early" in diags, diags
+
+
+# The task author's view: everything in the participant data (pScheduler returns it, `_`
+# members included, to whoever holds the task's key, which the author sets), used from a
+# third host (r2): greet the dest's reflector with the run's token on every candidate port.
+TOKEN_HOLDER = r"""
+import json, os, select, socket, sys, time
+from jumbo.probe.wire import ANSWER, HELLO, decode, encode, token_key
+data, address = json.loads(sys.argv[1]), sys.argv[2]
+ports = data[1].get("reflector-ports") or [data[1].get("reflector-port")]
+key, nonce = token_key(data[1]["_token"]), os.urandom(8)
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+answered, end = None, time.monotonic() + 0.5
+while answered is None and time.monotonic() < end:
+    for seq, port in enumerate(ports):
+        sock.sendto(encode(key, b"Q", HELLO, seq, nonce, total=128), (address, port))
+    if select.select([sock], [], [], 0.1)[0]:
+        try:
+            reply, peer = sock.recvfrom(2048)
+        except OSError:
+            continue
+        message = decode(key, b"A", reply)
+        if message is not None and message[0] == HELLO | ANSWER:
+            answered = message[4].decode("ascii", "replace")
+print(json.dumps({"answered": answered is not None, "secret": answered}))
+"""
+
+
+@needs_lab
+def test_the_participant_data_alone_does_not_drive_the_reflector(lab_factory):
+    """Issue 32 row 11: a holder of the run's `_token` (the task author) on another host than
+    the run's source greets the dest's reflector on every candidate port during the run: it
+    never answers (the requests are counted `foreign`), so it reflects nothing at a third
+    party and gives away no run secret; the run's own source is served. With the code before,
+    the reflector answered any signed request wherever it came from."""
+    lab = lab_factory("clean-jumbo")
+    test = _task(lab)
+    address = lab.address("dst", 4)
+    # python-jumbo/, from python-jumbo/jumbo/tool/iperf_auth.py
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(iperf_auth.__file__))))
+
+    def reflector(data):
+        done = lab.run("r2", ["env", "PYTHONPATH=%s" % root, "python3", "-c", TOKEN_HOLDER,
+                              json.dumps(data), address], check=False, timeout=20)
+        try:
+            return json.loads(done.stdout)
+        except ValueError:
+            return {"error": done.stderr}
+
+    lead, dest, merged, data, seen = _run_with_intruders(lab, test, {"reflector": reflector})
+    greeted = seen["reflector"]
+    assert greeted and not any(d.get("error") for d in greeted), greeted
+    assert not any(d["answered"] for d in greeted), greeted
+    reflected = dest["result"]["reflector"]
+    assert reflected["stats"]["foreign"] > 0, reflected
+    assert reflected["peers"] == [lab.address("src", 4)], reflected
+    _legs_all_succeeded(merged)
+
+
+@needs_lab
+def test_the_participant_data_alone_does_not_log_in_to_iperf3(lab_factory):
+    """Issue 32 row 11: with the run's username, public key and `_token` (all the task author
+    can read), from another host, the dest's iperf3 server (idle all slot: the dest runs
+    alone) refuses every try; the password the token gave with the code before
+    (HMAC(token)) logged in."""
+    lab = lab_factory("clean-jumbo")
+    test = _task(lab)
+    address = lab.address("dst", 4)
+    scratch = tempfile.mkdtemp(prefix="jumbo-author-")
+    os.chmod(scratch, 0o755)
+    data = [harness.invoke("tool", "jumbocheck", "participant-data", user=USER,
+                           netns=(lab, node), stdin={"participant": i, "test": test}).sql_json()
+            for i, node in enumerate(("src", "dst"))]
+    key = os.path.join(scratch, "public.pem")
+    with open(key, "w") as handle:
+        handle.write(data[1]["iperf3-auth"]["public-key"])
+    os.chmod(key, 0o644)
+    creds = {"username": iperf_auth.USERNAME, "key-file": key,
+             "password": iperf_auth.password(data[1]["_token"])}
+    start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) \
+        + datetime.timedelta(seconds=2)
+    run_input = {"schema": 1, "task-uuid": "t", "test": test, "participant": 1,
+                 "schedule": {"start": start.isoformat(), "duration": "PT8S"},
+                 "participant-data": data}
+    tmpdir = harness._private_tmpdir(USER)
+    dest = {}
+    runner = threading.Thread(target=lambda: dest.update(done=harness.invoke(
+        "tool", "jumbocheck", "run", stdin=run_input, user=USER, netns=(lab, "dst"),
+        timeout=20, env={"TMPDIR": tmpdir})))
+    tries = []
+    try:
+        runner.start()
+        while time.time() < start.timestamp() + 1.0:
+            time.sleep(0.05)
+        while time.time() < start.timestamp() + 5.0:
+            tries.append(_foreign_attempt(lab, "r2", address, 4, creds))
+        runner.join()
+    finally:
+        harness._remove_tmpdirs([tmpdir])
+        import shutil
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert tries and not any(_completed(d) for d in tries), tries
+    assert all(iperf_auth.REFUSED in str(d.get("error")) for d in tries), \
+        [d.get("error") for d in tries]
+    assert dest["done"].stdout.count("\n") == 1, dest["done"]

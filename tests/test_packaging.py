@@ -1,6 +1,9 @@
 """The packages an operator installs: real rpmbuild and dpkg-buildpackage, checked with rpm -qp / dpkg-deb.
 
-Both builds run once per session (scripts/build-rpm.sh, scripts/build-deb.sh, a few seconds each).
+Both builds run once per session, the packagers' way (tests/packaging_build.py runs
+scripts/check-packaging.sh: `rpmbuild -ta` on the `make dist` tarball, `dpkg-buildpackage` in its
+tree, rpmlint and lintian; about a minute). The tarball, the maintainer and the lint verdicts
+are tests/test_packaging_dist.py's; the man pages tests/test_packaging_man.py's.
 The file lists are compared with the plugin directories in the tree (globbed, so a new helper
 module is expected in the package without a change here); the pScheduler method sets required
 by the plugin contract are asserted by name. The packaged plugins are then unpacked and run
@@ -10,14 +13,17 @@ against the packaged library, which proves the package is complete, not only wel
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The session fixtures `rpms` and `debs`, registered once for every packaging test module.
+pytest_plugins = ["packaging_build"]
+pytest.register_assert_rewrite("packaging_build")
+
+from packaging_build import LIBRARY, ROOT, deb_files, rpm_files, run, unpack_rpm, version  # noqa: E402
 
 TEST_METHODS = ["enumerate", "spec-is-valid", "participants", "cli-to-spec", "spec-to-cli",
                 "result-format", "spec-format"]
@@ -35,18 +41,18 @@ PLUGINS = {
     "pscheduler-archiver-jumbo": ("archiver", "jumbo", "pscheduler-archiver-jumbo/jumbo",
                                   ARCHIVER_METHODS),
 }
-LIBRARY = "python3-jumbo"
 RPM_CLASSES = "/usr/libexec/pscheduler/classes"
 DEB_CLASSES = "/usr/lib/pscheduler/classes"
+# the pSConfig Grafana agent's display config and the pair page it renders (matrix_url_template)
+GRAFANA_DATADIR = "/usr/share/pscheduler-archiver-jumbo"
+GRAFANA_FILES = ("psconfig-grafana-agent-pmtu.json", "grafana-pmtu-pair-agent.json.j2")
 DEB_SITELIB = "/usr/lib/python3/dist-packages"
 
 
-def _version():
-    with open(os.path.join(ROOT, "python-jumbo", "jumbo", "__init__.py")) as f:
-        return re.search(r'__version__\s*=\s*"([^"]+)"', f.read()).group(1)
-
-
-VERSION = _version()
+VERSION = version()
+# perfSONAR 5.2 and 5.3 both name the server pscheduler-server (5.3 development: 5.3.0-0.a1).
+RPM_SERVER = "pscheduler-server >= 5.2.0"
+DEB_SERVER = "pscheduler-server (>= 5.2~)"
 
 
 def _skipped(name):
@@ -77,41 +83,11 @@ def _require_plugin(pkg):
     assert _plugin_present(pkg), "%s: plugin directory %s is missing" % (pkg, PLUGINS[pkg][2])
 
 
-def _run(argv, **kwargs):
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, **kwargs)
-    assert proc.returncode == 0, "%s failed (%d):\n%s\n%s" % (
-        " ".join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
-    return proc.stdout
+_run = run
 
 
 # ---------------------------------------------------------------------------------------------
 # RPM
-
-
-@pytest.fixture(scope="session")
-def rpms():
-    if not shutil.which("rpmbuild"):
-        pytest.skip("rpmbuild not installed")
-    specs = ["rpm/python3-jumbo.spec"] + ["rpm/%s.spec" % p for p in PLUGINS if _plugin_present(p)]
-    out = _run(["bash", "scripts/build-rpm.sh"] + specs, cwd=ROOT)
-    assert "build/rpm/RPMS/noarch" in out  # says where the packages are
-    found = {}
-    rpmdir = os.path.join(ROOT, "build", "rpm", "RPMS", "noarch")
-    for name in os.listdir(rpmdir):
-        pkg = _run(["rpm", "-qp", "--queryformat", "%{NAME}", os.path.join(rpmdir, name)])
-        found[pkg] = os.path.join(rpmdir, name)
-    return found
-
-
-def _rpm_files(path):
-    """{file name: mode} from the package header."""
-    out = _run(["rpm", "-qp", "--queryformat", "[%{FILEMODES:octal} %{FILENAMES}\\n]", path])
-    files = {}
-    for line in out.splitlines():
-        mode, name = line.split(" ", 1)
-        files[name] = int(mode, 8)
-    return files
 
 
 def _rpm_requires(path):
@@ -126,15 +102,16 @@ def test_rpm_names_versions_and_arch(rpms):
         assert (name, version, arch) == (pkg, VERSION, "noarch")
         assert release.startswith("1")
         assert os.path.basename(path) == "%s-%s-%s.noarch.rpm" % (name, version, release)
+    # one source package, as `rpmbuild -ta` makes it from the tarball's one spec
     srpms = os.listdir(os.path.join(ROOT, "build", "rpm", "SRPMS"))
-    assert len(srpms) == len(rpms) and all(s.endswith(".src.rpm") for s in srpms)
+    assert srpms == ["jumbo-%s-%s.src.rpm" % (VERSION, release)]
 
 
 @pytest.mark.parametrize("pkg", sorted(PLUGINS))
 def test_rpm_plugin_files_and_modes(rpms, pkg):
     _require_plugin(pkg)
     cls, name, src, methods = PLUGINS[pkg]
-    files = _rpm_files(rpms[pkg])
+    files = rpm_files(rpms[pkg])
     dest = "%s/%s/%s" % (RPM_CLASSES, cls, name)
     assert stat.S_ISDIR(files.pop(dest))
     if pkg == "pscheduler-archiver-jumbo":  # the coordinator's template and dashboards ride along
@@ -146,6 +123,14 @@ def test_rpm_plugin_files_and_modes(rpms, pkg):
             assert stat.S_ISDIR(m) or stat.S_IMODE(m) == 0o644, f
         # the template validator docs/coordinator.md tells coordinators to run
         assert any(f.endswith("/archiver/jumbo/validate_template.py") for f in docs), sorted(docs)
+        # the Grafana agent's displays and pair page, where matrix_url_template points
+        grafana = {f: m for f, m in files.items() if f.startswith(GRAFANA_DATADIR)}
+        for f in grafana:
+            del files[f]
+        assert {f: stat.S_IMODE(m) for f, m in grafana.items() if not stat.S_ISDIR(m)} == \
+            {GRAFANA_DATADIR + "/grafana/" + n: 0o644 for n in GRAFANA_FILES}
+    assert stat.S_IMODE(files.pop("/usr/share/licenses/%s-%s/LICENSE" % (pkg, VERSION))) == 0o644
+    files.pop("/usr/share/licenses/%s-%s" % (pkg, VERSION))
     packaged = {}
     for path, mode in files.items():
         assert path.startswith(dest + "/"), "%s installs %s outside %s" % (pkg, path, dest)
@@ -157,7 +142,7 @@ def test_rpm_plugin_files_and_modes(rpms, pkg):
 
 
 def test_rpm_library_files(rpms):
-    files = _rpm_files(rpms[LIBRARY])
+    files = rpm_files(rpms[LIBRARY])
     sitelib = [f for f in files if f.endswith("/site-packages/jumbo")]
     assert len(sitelib) == 1, sorted(files)[:5]
     base = sitelib[0]
@@ -190,14 +175,16 @@ def test_rpm_requires(rpms):
         if pkg not in rpms:
             continue
         req = _rpm_requires(rpms[pkg])
-        assert "pscheduler-server" in req, (pkg, req)
-        assert "python3-jumbo = %s" % VERSION in req, (pkg, req)
+        assert RPM_SERVER in req, (pkg, req)
+        assert "python3-jumbo = %s-1" % VERSION in req, (pkg, req)
         assert "python3" in req
-    if "pscheduler-tool-jumbocheck" in rpms:
-        req = _rpm_requires(rpms["pscheduler-tool-jumbocheck"])
-        for dep in ("iperf3", "pscheduler-test-pmtu = %s" % VERSION,
-                    "pscheduler-test-jumbo-throughput = %s" % VERSION):
-            assert dep in req, (dep, req)
+    req = _rpm_requires(rpms["pscheduler-tool-jumbocheck"])
+    # iperf3 with authentication (>= 3.7); perfSONAR's EL repositories ship it as `iperf3`
+    for dep in ("iperf3 >= 3.7", "openssl", "pscheduler-test-pmtu = %s-1" % VERSION,
+                "pscheduler-test-jumbo-throughput = %s-1" % VERSION):
+        assert dep in req, (dep, req)
+    # the methods name the system interpreter (EL guidelines), not /usr/bin/env
+    assert "/usr/bin/env" not in req, req
 
 
 @pytest.mark.parametrize("pkg", sorted(PLUGINS))
@@ -219,12 +206,6 @@ def test_rpm_warmboot_scriptlets(rpms, pkg, tmp_path):
                               env={"PATH": "%s:/usr/bin:/bin" % tmp_path})
         assert proc.returncode == 0
         assert log.read_text().splitlines()[-1] == "internal warmboot"
-
-
-def _unpack_rpm(path, dest):
-    """Unpack with rpm's own rpm2archive (payload as a tar stream): no cpio needed."""
-    os.makedirs(dest, exist_ok=True)
-    subprocess.run("rpm2archive - < '%s' | tar -xzf - -C '%s'" % (path, dest), shell=True, check=True)
 
 
 def _plugin_env(sitelib):
@@ -259,7 +240,7 @@ def _check_unpacked_plugins(root, classes, sitelib):
 
 def test_rpm_unpacked_plugins_run_on_packaged_library(rpms, tmp_path):
     for path in rpms.values():
-        _unpack_rpm(path, str(tmp_path))
+        unpack_rpm(path, str(tmp_path))
     sitelib = [os.path.join(dp, d) for dp, dn, _ in os.walk(str(tmp_path)) for d in dn
                if d == "site-packages"]
     assert len(sitelib) == 1
@@ -268,33 +249,6 @@ def test_rpm_unpacked_plugins_run_on_packaged_library(rpms, tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # Debian
-
-
-@pytest.fixture(scope="session")
-def debs():
-    if not shutil.which("dpkg-buildpackage"):
-        pytest.skip("dpkg-buildpackage not installed")
-    missing = [p for p in PLUGINS if not _plugin_present(p)]
-    assert not missing, "plugins missing: %s" % ", ".join(missing)
-    out = _run(["bash", "scripts/build-deb.sh"], cwd=ROOT)
-    assert "build/deb" in out
-    outdir = os.path.join(ROOT, "build", "deb")
-    found = {}
-    for name in os.listdir(outdir):
-        if name.endswith(".deb"):
-            found[name.split("_")[0]] = os.path.join(outdir, name)
-    return found
-
-
-def _deb_files(path):
-    """{path: (mode string, kind)} from dpkg-deb -c."""
-    files = {}
-    for line in _run(["dpkg-deb", "-c", path]).splitlines():
-        parts = line.split(None, 5)
-        perms, name = parts[0], parts[5]
-        name = name[1:] if name.startswith(".") else name
-        files[name.rstrip("/") or "/"] = perms
-    return files
 
 
 def _perm_bits(perms):
@@ -320,7 +274,7 @@ def test_deb_names_versions(debs):
 @pytest.mark.parametrize("pkg", sorted(PLUGINS))
 def test_deb_plugin_files_and_modes(debs, pkg):
     cls, name, src, methods = PLUGINS[pkg]
-    files = _deb_files(debs[pkg])
+    files = deb_files(debs[pkg])
     dest = "%s/%s/%s" % (DEB_CLASSES, cls, name)
     assert files[dest].startswith("d")
     packaged = {p[len(dest) + 1:]: _perm_bits(m) for p, m in files.items()
@@ -331,18 +285,21 @@ def test_deb_plugin_files_and_modes(debs, pkg):
     # nothing outside the plugin directory but docs
     for path, perms in files.items():
         if not perms.startswith("d"):
-            assert path.startswith(dest + "/") or path.startswith("/usr/share/doc/"), path
+            assert path.startswith((dest + "/", "/usr/share/doc/", GRAFANA_DATADIR + "/")), path
+    if pkg == "pscheduler-archiver-jumbo":
+        assert {p for p, m in files.items() if p.startswith(GRAFANA_DATADIR + "/")
+                and not m.startswith("d")} == {GRAFANA_DATADIR + "/grafana/" + n for n in GRAFANA_FILES}
 
 
 def test_deb_library_files(debs):
-    files = _deb_files(debs[LIBRARY])
+    files = deb_files(debs[LIBRARY])
     base = DEB_SITELIB + "/jumbo"
     packaged = {p[len(base) + 1:]: _perm_bits(m) for p, m in files.items()
                 if p.startswith(base + "/") and not m.startswith("d")}
     assert packaged == {rel: 0o644 for rel in _tree(os.path.join(ROOT, "python-jumbo", "jumbo"))}
     assert _perm_bits(files["/usr/bin/jumbocheck"]) == 0o755
     assert not any(p.endswith(("/samples.py", "/synth.py")) for p in packaged), sorted(packaged)
-    docs = [p for p in _deb_files(debs["pscheduler-archiver-jumbo"]) if p.startswith("/usr/share/doc/")]
+    docs = [p for p in deb_files(debs["pscheduler-archiver-jumbo"]) if p.startswith("/usr/share/doc/")]
     assert any(p.endswith("/archiver/jumbo/validate_template.py") for p in docs), docs
 
 
@@ -351,7 +308,7 @@ def test_deb_depends_and_triggers(debs, tmp_path):
     assert any(d.startswith("python3-jsonschema") for d in lib)
     for pkg in PLUGINS:
         dep = _deb_depends(debs[pkg])
-        assert "pscheduler-server" in dep, (pkg, dep)
+        assert DEB_SERVER in dep, (pkg, dep)
         assert "python3-jumbo (= %s-1)" % VERSION in dep, (pkg, dep)
         # pscheduler-server's postinst warm boots on this trigger (install, upgrade, removal)
         ctrl = tmp_path / pkg
@@ -359,7 +316,8 @@ def test_deb_depends_and_triggers(debs, tmp_path):
         with open(str(ctrl / "triggers")) as f:
             assert "activate-noawait pscheduler-warmboot" in f.read().split("\n")
     dep = _deb_depends(debs["pscheduler-tool-jumbocheck"])
-    for name in ("iperf3", "pscheduler-test-pmtu (= %s-1)" % VERSION,
+    # iperf3 with authentication; perfSONAR's Debian repositories also ship it as iperf3-ssl3
+    for name in ("iperf3 (>= 3.7) | iperf3-ssl3 (>= 3.7)", "openssl", "pscheduler-test-pmtu (= %s-1)" % VERSION,
                  "pscheduler-test-jumbo-throughput (= %s-1)" % VERSION):
         assert name in dep, (name, dep)
 

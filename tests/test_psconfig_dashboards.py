@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DASHBOARD = os.path.join(ROOT, "dashboards", "grafana-pmtu.json")
 AGENT_DISPLAYS = os.path.join(ROOT, "dashboards", "psconfig-grafana-agent-pmtu.json")
 PAIR = os.path.join(ROOT, "dashboards", "grafana-pmtu-pair.json")
-PAIR_AGENT = os.path.join(ROOT, "dashboards", "grafana-pmtu-pair-agent.json")
+PAIR_AGENT = os.path.join(ROOT, "dashboards", "grafana-pmtu-pair-agent.json.j2")
 
 A, B, C = "ps-a.example.org", "ps-b.example.org", "ps-c.example.org"
 SITES = {A: "SITE-A", B: "SITE-B", C: "SITE-C"}
@@ -303,13 +303,12 @@ def test_matrix_cells_open_the_pair_page(archive):
     for display in _load(AGENT_DISPLAYS)["displays"].values():
         assert display["matrix_url_template"].endswith("/" + os.path.basename(PAIR_AGENT))
         assert (display["matrix_url_var1"], display["matrix_url_var2"]) == ("source", "dest")
-    # the agent's copy is the same page with the agent's uid and datasource filled in
-    text = open(PAIR_AGENT).read()
-    for name, value in (("grafana_uuid", "u-1"), ("grafana_datasource_name", "local"),
-                        ("dashboard_tag", "psconfig")):
-        text = text.replace("{{ %s }}" % name, value)
-    assert "{{" not in text.replace("{{term", "")
-    agent = json.loads(text)
+    # the agent's copy is the same page with the agent's uid and datasource filled in, rendered
+    # with Jinja2 as the agent does (tests/test_psconfig_grafana_agent.py runs the agent itself)
+    jinja2 = pytest.importorskip("jinja2")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.dirname(PAIR_AGENT)))
+    agent = json.loads(env.get_template(os.path.basename(PAIR_AGENT)).render(
+        grafana_uuid="u-1", grafana_datasource_name="local", dashboard_tag="psconfig"))
     assert agent["uid"] == "u-1" and agent["panels"] == pair["panels"]
 
     # the page's MTU panels, for the black-hole pair B -> C

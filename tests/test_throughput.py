@@ -153,3 +153,36 @@ def test_phase_durations_parse_as_the_spec_does():
     for bad in ("ten", "P", "PT", ""):
         with pytest.raises(ValueError):
             tp._settings({"throughput": {"duration": bad}})
+
+
+def _iperf3_document(doc):
+    """A document as `iperf3 -s -J` prints it (cJSON: tab-indented, braces of the top level
+    at column 0), as lines."""
+    return [line + "\n" for line in json.dumps(doc, indent="\t").split("\n")]
+
+
+def test_the_server_log_reads_each_document_once_and_keeps_the_legs_only():
+    """Issue 32 row 2: 20,000 clients refused (as a flooding peer makes them) around the
+    run's 4 legs: each document is parsed when its last line arrives (nothing held between
+    documents), the report keeps the 4 legs and counts the 20,000 under one reason."""
+    from jumbo.tool.throughput import server
+    log = server.ServerLog()
+    refused = _iperf3_document({"start": {"connected": []}, "intervals": [], "end": {},
+                                "error": "unable to receive parameters from client: "
+                                         "Connection reset by peer"})
+    for leg in range(4):
+        for _ in range(5000):
+            for line in refused:
+                log.feed(line)
+            assert log.lines == []  # nothing kept between documents
+        mark = "jumbocheck leg %d of 4%s" % (leg, " last" if leg == 3 else "")
+        for line in _iperf3_document({"start": {}, "intervals": [], "extra_data": mark,
+                                      "end": {"sum_received": {"bytes": 1000 + leg}}}):
+            log.feed(line)
+    assert log.last.is_set()
+    result = {}
+    log.report(result)
+    assert result["refused"] == 20000 and result["served"] == 4 and result["others"] == 0
+    assert [t["leg"] for t in result["tests"]] == [0, 1, 2, 3]
+    assert list(result["refusals"].values()) == [20000]
+    assert len(json.dumps(result)) < 1024

@@ -255,7 +255,7 @@ def test_the_dest_stops_cleanly_when_the_runner_kills_it(lab_factory):
     lab = lab_factory("clean-jumbo")
     spec = {"schema": 1, "dest": lab.address("dst", 4), "reverse": True}
     test = {"type": "pmtu", "spec": spec}
-    data = [{"schema": 1, "protocol": 1},
+    data = [{"schema": 1, "protocol": 2},
             harness.invoke("tool", "jumbocheck", "participant-data", user=USER,
                            netns=(lab, "dst"), stdin={"participant": 1, "test": test}).sql_json()]
     start = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)

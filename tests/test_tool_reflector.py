@@ -119,3 +119,97 @@ def test_the_budget_covers_the_slowest_search():
     assert budget >= reverse.HELLO_BUDGET + reverse.BUDGET_ROUNDS * wait + 2 * wait
     assert budget <= 6.0
     assert reverse.max_duration({"timeout": "PT0.2S"}) < budget
+
+
+def _serving(server, seconds=10):
+    thread = threading.Thread(target=server.serve, args=(time.monotonic() + seconds,))
+    thread.start()
+    return thread
+
+
+def test_only_the_runs_source_address_is_answered():
+    """Issue 32 row 11, over loopback: a reflector told its run's source is 127.0.0.2
+    answers the token's holder there, and never the same signed requests from 127.0.0.1
+    (another host, or a spoofed third party's address): counted `foreign`."""
+    from jumbo.tool import reflector_port
+    token = reflector.new_token()
+    port = _free_udp_port()
+    server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"},
+                                 source="127.0.0.2", secret=b"ab" * 16).open()
+    thread = _serving(server)
+    try:
+        stranger = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 0.6,
+                                       source="127.0.0.1")
+        source = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2,
+                                     source="127.0.0.2")
+    finally:
+        server.done.set()
+        thread.join(12)
+        server.close()
+    assert stranger is None
+    assert source is not None and source.port == port and source.secret == "ab" * 16
+    report = server.report()
+    assert report["stats"]["foreign"] >= 1 and report["peers"] == ["127.0.0.2"], report
+
+
+def test_without_a_source_address_the_first_signed_requester_is_the_only_one(monkeypatch):
+    from jumbo.tool import reflector_port
+    token = reflector.new_token()
+    port = _free_udp_port()
+    server = reflector.Reflector([port], token, (4,)).open()
+    thread = _serving(server)
+    try:
+        first = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2,
+                                    source="127.0.0.3")
+        second = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 0.6,
+                                     source="127.0.0.4")
+    finally:
+        server.done.set()
+        thread.join(12)
+        server.close()
+    assert first is not None and second is None
+    assert server.report()["source"] == "127.0.0.3"
+
+
+def test_what_one_run_can_make_the_reflector_send_is_bounded(monkeypatch):
+    """Whatever a token holder asks, the reflector sends at most RUN_BYTES for the run (here
+    lowered to 20 kB so that the test asks for more): the rest is counted `over-budget`."""
+    monkeypatch.setattr(reflector, "RUN_BYTES", 20000)
+    token = reflector.new_token()
+    port = _free_udp_port()
+    server = reflector.Reflector([port], token, (4,)).open()
+    thread = _serving(server)
+    try:
+        answer = reverse.measure_reverse("127.0.0.1", port, token, 4, max_size=9000,
+                                         timeout=0.3, deadline=time.monotonic() + 5)
+    finally:
+        server.done.set()
+        thread.join(12)
+        server.close()
+    report = server.report()
+    assert report["sent-bytes"] <= 20000, report
+    assert report["stats"]["over-budget"] > 0, report
+    assert answer["probes"] * 1000 > 20000  # it asked for more than it got
+
+
+def test_the_reflector_listens_on_the_tests_address_only():
+    """Issue 32 row 8: bound to the test's address (here 127.0.0.1), the reflector is not
+    there on another address of the node (127.0.0.2), and another program may hold the same
+    port on that other address meanwhile (it could not, bound to every address)."""
+    from jumbo.tool import reflector_port
+    token = reflector.new_token()
+    port = _free_udp_port()
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.2", port))  # another run's socket on another address, same port
+    server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"}).open()
+    thread = _serving(server)
+    try:
+        elsewhere = reflector_port.find("127.0.0.2", [port], token, 4, time.monotonic() + 0.6)
+        here = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2)
+    finally:
+        server.done.set()
+        thread.join(12)
+        server.close()
+        other.close()
+    assert elsewhere is None and here is not None and here.port == port
+    assert server.report()["busy-ports"] == []

@@ -44,4 +44,7 @@ def open_queries(url, **options):
         raise ReportError(str(err))
     if parts.scheme == "sqlite":
         return reader_class("sqlite")(url)
-    return reader_class("opensearch")(url, **options)
+    # An OpenSearch archive may hold runs that came only through perfSONAR's http archiver
+    # and Logstash (pscheduler_<type> streams): jumbo.archive.opensearch.streams decides.
+    streams = importlib.import_module("jumbo.archive.opensearch.streams")
+    return streams.report_queries(reader_class("opensearch")(url, **options))

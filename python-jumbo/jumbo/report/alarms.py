@@ -6,7 +6,8 @@
 
 Each event is what the alarm service (sand-ci/AlarmsAndAlerts) posts: category, subcategory,
 event, body, tags (the WLCG site names, upper case) and source (the event's fields, with
-`from`/`to` the window and `alarm_id` a SHA-224 of the event's key). Four kinds:
+`from`/`to` the window and `alarm_id` a SHA-224 of the event's key and the time it was
+raised). Four kinds:
 
   jumbo path regressed                      a path whose latest state change went from jumbo
                                             to a black hole or to standard (tags: its sites)
@@ -22,17 +23,16 @@ event, body, tags (the WLCG site names, upper case) and source (the event's fiel
                                             against the --baseline-days (21) before
 
 Idempotent: the --state file keeps the events whose condition still holds; an event is raised
-when its condition appears, not again while it holds, and again only after it cleared.
+when its condition appears, not again while it holds, and again only after it cleared (a new
+alarm_id: the key's and its raise time). Runs that overlap take turns (a lock beside the state)
+and a failed --index or a crash does not raise the events again (alarm_state.py).
 Output: JSON lines (--out, appended; standard output otherwise) and, with --index, documents
-in the OpenSearch store's own `jumbo_alarms` index (id = alarm_id). Exit status as jumbo-report.
+in the OpenSearch store's own `jumbo_alarms` index (id = alarm_id, an explicit mapping:
+alarms_index.py). Exit status as jumbo-report.
 """
 
 import collections
-import hashlib
-import json
-import os
-
-from .errors import ReportError
+import math
 
 CATEGORY = "Networking"
 PATH = ("Network", "jumbo path regressed")
@@ -40,7 +40,6 @@ SITE = ("Network", "jumbo regressed from/to multiple sites")
 HOP = ("Network", "MTU black hole shared by multiple sites")
 SHARE = ("Other", "jumbo share decreased")
 REGRESSED = ("blackhole", "standard")
-STATE_VERSION = 1
 
 
 class Collector(object):
@@ -54,10 +53,6 @@ class Collector(object):
             self.paths.append((p.source, p.dest, p.ip_version, p.source_site.upper(),
                                p.dest_site.upper(), p.state, p.row.blackhole_ip, p.row.blackhole_ttl,
                                p.row.blackhole_size, p.path_mtu))
-
-
-def _id(*key):
-    return hashlib.sha224(",".join(str(k) for k in key).encode("utf-8")).hexdigest()
 
 
 def _ipv(version):
@@ -164,7 +159,8 @@ def _share_events(shares, w, share_drop):
     """A site whose jumbo share over the recent days fell by `share_drop` percent or more."""
     out = []
     for site, (base, recent, basis) in sorted((shares or {}).items()):
-        if not base or recent is None:
+        # a share that is no number (NaN, inf: telemetry that overflowed) decides nothing
+        if not base or recent is None or not (math.isfinite(base) and math.isfinite(recent)):
             continue
         change = round(100.0 * (recent - base) / base, 1)
         if -change < share_drop:
@@ -176,32 +172,9 @@ def _share_events(shares, w, share_drop):
 
 
 def _event(kind, body, tags, source, key):
+    """The event (its source.alarm_id set by alarm_state.reconcile, which knows when it was
+    raised)."""
     source = collections.OrderedDict(source)
-    source["alarm_id"] = _id(*key)
     return collections.OrderedDict([("category", CATEGORY), ("subcategory", kind[0]),
                                     ("event", kind[1]), ("body", body), ("tags", list(tags)),
                                     ("source", source)])
-
-
-# -- state file ----------------------------------------------------------------------------------
-
-def load_state(path):
-    if not os.path.exists(path):
-        return {}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            doc = json.loads(handle.read(16 * 1024 * 1024))
-    except (OSError, ValueError, UnicodeDecodeError) as err:
-        raise ReportError("--state %s: unreadable (%s); move it away to start afresh" % (path, err))
-    active = doc.get("active") if isinstance(doc, dict) else None
-    if not isinstance(active, dict) or doc.get("version") != STATE_VERSION or not all(
-            isinstance(k, str) and isinstance(v, dict) for k, v in active.items()):
-        raise ReportError("--state %s: not a jumbo-alarms state file" % path)
-    return active
-
-
-def save_state(path, active):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump({"version": STATE_VERSION, "active": active}, handle, indent=1, sort_keys=True)
-    os.replace(tmp, path)

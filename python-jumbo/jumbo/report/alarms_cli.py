@@ -4,13 +4,12 @@ import datetime
 import json
 import sys
 
-from ..archive.stores import open_store
 from ..core.units import unix_time
-from . import alarms, cli, model
+from . import alarm_state, alarms, alarms_index, cli, model
 from .errors import NoData, ReportError, exit_status
 from .inputs import parse_date, read_sites
 
-ALARMS_INDEX = "jumbo_alarms"
+ALARMS_INDEX = alarms_index.ALARMS_INDEX
 
 
 def parser():
@@ -20,6 +19,8 @@ def parser():
     p.add_argument("--state", required=True, help="state file of the events raised and still holding")
     p.add_argument("--index", action="store_true",
                    help="also index new events into the OpenSearch store's %s index" % ALARMS_INDEX)
+    p.add_argument("--lock-wait", type=float, default=600.0,
+                   help="seconds to wait for another run holding the state's lock (600)")
     p.add_argument("--min-sites", type=int, default=5,
                    help="other sites that make a site event instead of pair events (5)")
     p.add_argument("--hop-min-sites", type=int, default=2,
@@ -71,22 +72,6 @@ def _shares(args, base, split, until):
     return out
 
 
-def _index(args, new):
-    if not args.store.startswith(("http://", "https://")):
-        raise ReportError("--index needs an OpenSearch store (http(s)://...)")
-    store = open_store(args.store, **cli.store_options(args))
-    try:
-        index = store.name(ALARMS_INDEX)
-        for ev in new:
-            doc = dict(ev, **{"@timestamp": ev["source"]["to"]})
-            status, parsed = store.request("PUT", "/%s/_create/%s" % (index, ev["source"]["alarm_id"]), doc)
-            if status not in (200, 201, 409):
-                raise ReportError("--index: HTTP %d from OpenSearch: %s" % (status, str(parsed)[:300]))
-        store.request("POST", "/%s/_refresh" % index)
-    finally:
-        store.close()
-
-
 def run(argv=None):
     args = parser().parse_args(argv)
     for name in ("min_sites", "hop_min_sites"):
@@ -94,37 +79,61 @@ def run(argv=None):
             raise ReportError("--%s must be at least 1" % name.replace("_", "-"))
     if not (0 < args.share_drop <= 100 and 0 < args.recent_days and 0 < args.baseline_days):
         raise ReportError("--share-drop must be in (0, 100], the periods positive")
+    if not 0 <= args.lock_wait <= 86400:
+        raise ReportError("--lock-wait must be in [0, 86400] seconds")
+    if args.index and not args.store.startswith(("http://", "https://")):
+        raise ReportError("--index needs an OpenSearch store (http(s)://...)")
     now = unix_time(datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"))
     until = unix_time(parse_date(args.until, end=True)) if args.until else now
     split = unix_time(parse_date(args.recent_since)) if args.recent_since else \
         until - args.recent_days * 86400
     base = split - args.baseline_days * 86400
     since = parse_date(args.since) or _iso(base)
-    active = alarms.load_state(args.state)
+    with alarm_state.Lock(args.state, wait=args.lock_wait):
+        return _raise(args, now, since, base, split, until)
+
+
+def _raise(args, now, since, base, split, until):
+    """One run, under the state's lock: the events, their lines, the index, the state."""
+    active = alarm_state.load(args.state)
     collector = alarms.Collector()
     hook = cli.telemetry_hook(args)
     report = _build(args, since, _iso(until), [collector] + ([hook] if hook else []), limit=10 ** 6)
     shares = _shares(args, _iso(base), _iso(split), _iso(until))
     current = alarms.events(report, collector, (since, _iso(until)), args.min_sites,
                             args.hop_min_sites, shares, args.share_drop)
-    new = [ev for _k, ev in current if ev["source"]["alarm_id"] not in active]
-    keep = {}
-    for _k, ev in current:
-        aid = ev["source"]["alarm_id"]
-        keep[aid] = active.get(aid) or {"event": ev["event"], "tags": ev["tags"], "raised": _iso(now)}
+    after, owed_lines, owed_index = alarm_state.reconcile(active, current, _iso(now), args.index)
+    new = [after[k]["event"] for k in owed_lines]
     lines = "".join(json.dumps(ev, sort_keys=False) + "\n" for ev in new)
     if args.out:
-        with open(args.out, "a", encoding="utf-8") as handle:
-            handle.write(lines)
+        alarm_state.append_lines(args.out, lines)
     else:
         sys.stdout.write(lines)
         sys.stdout.flush()
-    if args.index and new:
-        _index(args, new)
-    alarms.save_state(args.state, keep)
-    cleared = len(set(active) - set(keep))
-    sys.stderr.write("jumbo-alarms: %d new event(s), %d still holding, %d cleared\n"
-                     % (len(new), len(keep) - len(new), cleared))
+    for k in owed_lines:
+        after[k]["emitted"] = True
+    # cleared events still owed to the index stay until they are stored
+    owed_cleared = dict((k, active[k]) for k in owed_index if k not in after)
+    alarm_state.save(args.state, dict(after, **owed_cleared))   # the lines are out: not again
+    cleared = len(set(active) - set(after))
+    if owed_index:
+        entries = dict(owed_cleared, **after)
+        by_alarm = dict((entries[k]["alarm_id"], k) for k in owed_index)
+
+        def stored(alarm_id):
+            entries[by_alarm[alarm_id]]["indexed"] = True
+        try:
+            alarms_index.index_events(args.store, cli.store_options(args),
+                                      [(entries[k]["alarm_id"], entries[k]["event"])
+                                       for k in owed_index], stored)
+        finally:
+            # the cleared ones are dropped once indexed, kept while still owed
+            keep = dict(after, **dict((k, entries[k]) for k in owed_index
+                                      if k not in after and entries[k]["indexed"] is False))
+            alarm_state.save(args.state, keep)
+    sys.stderr.write("jumbo-alarms: %d new event(s), %d still holding, %d cleared%s\n"
+                     % (len(new), len(after) - len(new), cleared,
+                        ", %d indexed" % len(owed_index) if owed_index else ""))
     return new
 
 

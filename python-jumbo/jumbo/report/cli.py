@@ -6,7 +6,8 @@
                  [--sites FILE] [--since DATE] [--until DATE] [--target-mtu N]
                  [--interval day|week] [--link-speed BITS] [--flap N] [--limit N]
                  [--prometheus URL [--prometheus-ca-file PEM] [--prometheus-token-file FILE |
-                  --prometheus-auth-file FILE] [--prometheus-devices REGEX]]
+                  --prometheus-auth-file FILE] [--prometheus-devices REGEX]
+                  [--prometheus-deadline SECONDS]]
 
 Exit status: 0 report written; 2 bad input (arguments, volume matrix, site file, unknown
 sites); 3 store or Prometheus missing or down; 4 nothing to report (empty store or empty window).
@@ -21,7 +22,7 @@ from . import model
 from .errors import ReportError, exit_status
 from .html import to_html
 from .inputs import parse_date, read_sites, read_volumes
-from .prometheus import Prometheus
+from .prometheus import DEADLINE, Prometheus
 from .render import to_csv, to_json, to_text
 from .safe_output import write_atomic
 from .telemetry import Telemetry, check_devices
@@ -75,6 +76,8 @@ def parser():
                    help="do not check the https Prometheus's certificate")
     p.add_argument("--prometheus-token-file", help="file holding a bearer token for Prometheus")
     p.add_argument("--prometheus-auth-file", help="file holding user:password (basic auth)")
+    p.add_argument("--prometheus-deadline", metavar="SECONDS", type=float, default=None,
+                   help="all the reads from Prometheus of one run end within this (300)")
     p.add_argument("--prometheus-devices", metavar="REGEX",
                    help="interfaces whose MTU is the host's (default: all but loopback, "
                    "container, bridge and tunnel interfaces)")
@@ -84,7 +87,7 @@ def parser():
 def telemetry_hook(args):
     """The report hook reading Prometheus, or None without --prometheus."""
     extra = (args.prometheus_ca_file, args.prometheus_token_file, args.prometheus_auth_file,
-             args.prometheus_devices)
+             args.prometheus_devices, args.prometheus_deadline)
     if args.prometheus is None:
         if any(x is not None for x in extra) or not args.prometheus_verify:
             raise ReportError("the --prometheus-* options need --prometheus URL")
@@ -93,7 +96,8 @@ def telemetry_hook(args):
         raise ReportError("--prometheus-ca-file %s: no such file" % args.prometheus_ca_file)
     prom = Prometheus(args.prometheus, ca_file=args.prometheus_ca_file,
                       token_file=args.prometheus_token_file, auth_file=args.prometheus_auth_file,
-                      verify_ssl=args.prometheus_verify)
+                      verify_ssl=args.prometheus_verify,
+                      deadline=DEADLINE if args.prometheus_deadline is None else args.prometheus_deadline)
     return Telemetry(prom, devices=check_devices(args.prometheus_devices))
 
 

@@ -14,7 +14,9 @@ from .safe_output import csv_cell, text_line
 
 
 def to_json(report):
-    return json.dumps(report, indent=2, sort_keys=False, default=_default) + "\n"
+    # allow_nan=False: NaN and Infinity are not JSON; a report carrying one fails loudly
+    # instead of writing a file no JSON reader takes (the inputs are bounded: telemetry.py)
+    return json.dumps(report, indent=2, sort_keys=False, default=_default, allow_nan=False) + "\n"
 
 
 def _default(value):

@@ -7,10 +7,17 @@
                    are escaped (as in text).
   text_line(text)  one printable line: control characters (ESC sequences that drive the
                    terminal, CR that overwrites the line, newlines that forge report lines)
-                   become \\xNN escapes.
+                   become \\xNN escapes; the bidirectional overrides, embeddings and
+                   isolates (U+202A-202E, U+2066-2069) and marks (U+200E, U+200F, U+061C),
+                   which reorder what the reader sees ("Trojan Source"), become \\uNNNN.
+  message(text)    an error text from outside (Prometheus, OpenSearch, a file) for the
+                   terminal: text_line, and at most 2000 characters.
   write_atomic(path, text)   the output file replaced whole: the temporary file is created
                    by mkstemp in the target's directory (O_EXCL, never following a link
-                   planted at its name), then renamed over the target.
+                   planted at its name), written and synced, then renamed over the target
+                   (a link planted at the target's own name is replaced, its target left
+                   alone), and the directory synced: after a crash the file is the old
+                   one or the new one, never a torn one.
 """
 
 import os
@@ -18,7 +25,9 @@ import re
 import tempfile
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                      "\u2066-\u2069]")
+MAX_MESSAGE = 2000
 
 
 def _escape(match):
@@ -28,6 +37,13 @@ def _escape(match):
 
 def text_line(text):
     return _CONTROL.sub(_escape, text)
+
+
+def message(text):
+    text = str(text)
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "..."
+    return text_line(text)
 
 
 def csv_cell(text):
@@ -43,6 +59,8 @@ def write_atomic(path, text):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temp, 0o666 & ~umask)  # as open(path, "w") would have made it
@@ -53,3 +71,18 @@ def write_atomic(path, text):
         except OSError:
             pass
         raise
+    _sync_directory(directory)
+
+
+def _sync_directory(directory):
+    """The rename made durable (best effort: some file systems refuse a directory fsync)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -15,6 +15,10 @@ configured  every host's interface MTU from the node exporter (`node_network_mtu
             labels instance, device): the largest MTU of its real interfaces; hosts the exporter
             does not know keep the measuring hosts' local MTU.
 
+Values are bounded at the input (prometheus.py: a flow's or a pair's bytes at most 10^18, an
+interface MTU at most MAX_MTU): a series beyond is no measurement; it is skipped and counted
+(`implausible_series`), so no sum becomes inf or NaN; the sums are checked all the same.
+
 Addresses and instances map to sites through the --sites file (host names, addresses or CIDR
 prefixes) and else through the store's measuring hosts (their names and addresses).
 """
@@ -22,6 +26,7 @@ prefixes) and else through the store's measuring hosts (their names and addresse
 import collections
 import datetime
 import ipaddress
+import math
 import re
 import time
 
@@ -38,6 +43,7 @@ V4 = 'src!~".*:.*"'
 VIRTUAL_DEVICES = "lo|docker.*|veth.*|br-.*|virbr.*|cni.*|flannel.*|cali.*|kube.*|tun.*|tap.*|wg.*|dummy.*"
 UNMAPPED = "(unmapped)"
 SUBQUERY_POINTS = 500
+MAX_MTU = 1 << 20           # no link's MTU comes near (Linux's loopback: 65536)
 
 
 def _dur(seconds):
@@ -173,6 +179,7 @@ class Telemetry(object):
         t["configured"] = self._configured(report, host_mtu, sites, start, end)
         report["telemetry"] = t
         self._trend(report, sites)
+        t["implausible_series"] = len(self.prom.implausible)
 
     # -- used ------------------------------------------------------------------------------------
 
@@ -248,6 +255,8 @@ class Telemetry(object):
             cells.append(_cell(a, b, None, "volume matrix", volume, volume * c, c, 0.0))
         all_bytes = sum(x[0] for x in totals.values())
         all_jumbo = sum(x[1] for x in totals.values())
+        _finite(self.prom, all_bytes, all_jumbo, gap, unmapped,
+                *[v for x in per_site.values() for v in x])
         used = _share(all_jumbo, all_bytes)
         if all_bytes:
             report["used"] = used
@@ -284,7 +293,7 @@ class Telemetry(object):
         target = report["target_mtu"]
         hosts = {}
         unmapped = []
-        for lab, mtu in self.prom.query(expr, end):
+        for lab, mtu in self.prom.query(expr, end, bound=MAX_MTU):
             inst = lab.get("instance")
             if inst is None:
                 raise ReportError("%s: %s without an instance label" % (self.prom, NODE_MTU))
@@ -338,6 +347,7 @@ class Telemetry(object):
                         continue
                     for at, v in points:
                         sums[int(round(at))][index] += v
+        _finite(self.prom, *[v for x in sums.values() for v in x])
         for i, b in enumerate(buckets):
             total, jumbo = sums.get(int(round(first + step * (i + 1))), (0.0, 0.0))
             b["traffic_bytes"] = total
@@ -349,6 +359,12 @@ def _cell(a, b, version, source, nbytes, jbytes, capable, gap):
         ("source_site", a), ("dest_site", b), ("ip_version", version), ("source", source),
         ("bytes", nbytes), ("jumbo_bytes", jbytes), ("used", _share(jbytes, nbytes)),
         ("capable", capable), ("gap_bytes", gap)])
+
+
+def _finite(prom, *values):
+    """The sums of bounded values stay finite; were one not, no report is better than NaN."""
+    if not all(math.isfinite(v) for v in values):
+        raise ReportError("%s: the telemetry sums are not finite numbers" % prom)
 
 
 def _share(num, den):

@@ -3,13 +3,16 @@
 render.py and html.py call these only when the report has a telemetry section, so a report
 without Prometheus renders exactly as before."""
 
+import math
 from html import escape
 
 from .formatting import metric_rows, pct
 
 
 def _gb(value):
-    """Bytes in decimal units: 0 B, 12.3 GB, 84.0 TB."""
+    """Bytes in decimal units: 0 B, 12.3 GB, 84.0 TB (n/a for what is no number)."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
     for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if value >= size:
             return "%.1f %s" % (value / size, unit)
@@ -48,6 +51,9 @@ def amend_text(r, lines):
             pct(c["used"]), pct(c["capable"]), _gb(c["gap_bytes"])))
     if t["unmapped_bytes"]:
         section.append("  %s between addresses of no known site (not counted)" % _gb(t["unmapped_bytes"]))
+    if t.get("implausible_series"):
+        section.append("  %d series with implausible values (NaN, infinite, above 10^18 bytes or an "
+                       "MTU above 2^20) skipped: check the exporters" % t["implausible_series"])
     if conf["unmapped_instances"]:
         section.append("  node exporter instances of no known site (not counted): %s"
                        % ", ".join(conf["unmapped_instances"][:10]))
@@ -59,7 +65,7 @@ def rows(r):
     mesh = dict(t, used_source=r.get("used_source"))
     for row in metric_rows("telemetry", "mesh", mesh, (
             "used", "used_source", "bytes", "jumbo_bytes", "capable", "gap", "gap_bytes",
-            "unmapped_bytes")):
+            "unmapped_bytes", "implausible_series")):
         yield row
     for version, v in t["by_ip_version"].items():
         for k in ("bytes", "jumbo_bytes", "used", "gap"):

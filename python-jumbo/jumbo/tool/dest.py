@@ -6,7 +6,7 @@ import threading
 import time
 
 from ..core.resolve import ResolveError, resolve
-from . import iperf_auth, reflector, throughput
+from . import iperf_auth, reflector, reflector_port, throughput
 from .slot import DEST_EXIT_MARGIN, SCHEMA, RunError, sleep_until
 
 
@@ -23,23 +23,42 @@ def reflector_versions(spec):
         return (4, 6)
 
 
+def reflector_addresses(spec, versions):
+    """{version: address} the reflector binds: the test's own address (the one the source
+    probes), like the iperf3 server; a family whose address is not this node's (NAT) or cannot
+    be told is left out, and that family then listens on every address."""
+    addresses = {}
+    for version in versions:
+        address, _why = iperf_auth.bind_address(spec, version)
+        if address is not None:
+            addresses[version] = address
+    return addresses
+
+
 def run_dest(run):
     data = run.peer()
-    port, token = data.get("reflector-port"), data.get("_token")
-    if not isinstance(port, int) or not isinstance(token, str):
-        raise RunError("participant data of the dest lacks the reflector port or token")
-    server = reflector.Reflector(port, token, reflector_versions(run.full))
+    ports, token = reflector_port.candidates(data), data.get("_token")
+    if not ports or not isinstance(token, str):
+        raise RunError("participant data of the dest lacks the reflector ports or token")
+    versions = reflector_versions(run.full)
+    # The run's secret: made now, known to no one else until the reflector gives it to the
+    # run's source address (the legs' password is keyed with it: jumbo.tool.iperf_auth).
+    secret = reflector_port.new_secret()
+    server = reflector.Reflector(ports, token, versions,
+                                 addresses=reflector_addresses(run.full, versions),
+                                 source=reflector_port.peer_source(run.data), secret=secret)
     try:
         server.open()
     except reflector.ReflectorError as err:
         raise RunError(str(err))
+    port = server.port
     deadline = run.end - DEST_EXIT_MARGIN
     iperf = {}
     thread = None
     access_notes = []
     try:
         if run.full.is_pair:
-            access, access_notes = iperf_access(run)
+            access, access_notes = iperf_access(run, secret.decode("ascii"))
             thread = _iperf_server(run, data.get("iperf3-port"), deadline, access,
                                    access_notes, iperf)
         # The reflector answers from now on (a little before start is harmless, and covers
@@ -86,11 +105,11 @@ def _output(report, served, thread, access_notes, port):
             "diags": "; ".join(notes + report["notes"]) or "reflector on port %d" % port}
 
 
-def iperf_access(run):
+def iperf_access(run, secret):
     """({address, auth}, notes): where the dest's iperf3 server listens, whom it lets in,
     and what that leaves open (jumbo.tool.iperf_auth)."""
     address, unbound = iperf_auth.bind_address(run.full)
-    auth, why = iperf_auth.decide(run.data)
+    auth, why = iperf_auth.decide(run.data, secret)
     if auth is not None and not iperf_auth.features()["auth"]:
         auth, why = None, "the dest's iperf3 cannot authenticate clients"
     notes = [] if why is None else iperf_auth.open_notes(why, address)

@@ -12,9 +12,15 @@ data, computed at scheduling time:
   p1 adds  "iperf3-auth": {"username", "public-key", "paddings"}   and
            "_iperf3-key": <PEM RSA private key, new for every run (`openssl genpkey`)>
 The private key is a `_` member: pScheduler gives it to both runs (the lead is the legitimate
-client) and nulls it everywhere else. The password is HMAC-SHA256 of the run's `_token`, so only
-the two runs know it. The server's key and users file, and the client's public key, are written
-0600 into a fresh directory under the run's private TMPDIR and removed when the phase ends.
+client) and nulls it to other readers, but not to the task author (docs/security.md). The
+password is HMAC-SHA256 of the run's `_token` and of the secret the dest makes when its run
+starts and its reflector gives to the run's source address only (jumbo.tool.reflector_port):
+the participant data alone does not give it. The server's key and users file, and the client's
+public key, are never on disk: each is an anonymous memory file (memfd_create) that iperf3
+opens as /proc/<our pid>/fd/<n>, gone with our process however it ends (SIGKILL included).
+Where memfd_create is missing (glibc < 2.27) they are written 0600 into a fresh directory
+under TMPDIR, removed when the phase ends; such directories left by a killed run are removed
+by the next one (ours, older than STALE_SECONDS).
 
 iperf3 < 3.17 encrypts with PKCS#1 v1.5 padding, 3.17 and later with OAEP unless told
 `--use-pkcs1-padding`: each side lists what it can speak, and both use OAEP when both can.
@@ -25,6 +31,7 @@ on the test's address only, and the diags say what is left open (`open_notes`).
 Everything here runs on the nodes: Python 3.6, standard library only.
 """
 
+import ctypes
 import hashlib
 import hmac
 import os
@@ -33,6 +40,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 
 from ..core.resolve import ResolveError, resolve
 
@@ -48,6 +56,11 @@ _OPTIONS = ("--rsa-private-key-path", "--authorized-users-path", "--username",
             "--rsa-public-key-path")
 _PASSWORD_LABEL = b"jumbocheck iperf3 password v1"
 REFUSED = "authorization failed"  # iperf3's "test authorization failed"
+DIRECTORY_PREFIX = "jumbo-iperf3-"
+# A key directory of ours older than this is a killed run's (a slot is at most
+# throughput-max-slot, PT10M by default; an administrator may allow more, not days).
+STALE_SECONDS = 86400
+MFD_CLOEXEC = 1
 _features = {}
 
 
@@ -135,13 +148,17 @@ def participant_data(index):
             "_iperf3-key": private}
 
 
-def password(token):
-    return hmac.new(token.encode("utf-8"), _PASSWORD_LABEL, hashlib.sha256).hexdigest()
+def password(token, secret=None):
+    """The legs' password: keyed with the run's token and, since protocol 2, the secret the
+    dest makes when its run starts and sends to the run's source address only (jumbo.tool.
+    reflector_port): the token alone, which the task author can read, does not give it."""
+    label = _PASSWORD_LABEL + (b" " + secret.encode("ascii") if secret else b"")
+    return hmac.new(token.encode("utf-8"), label, hashlib.sha256).hexdigest()
 
 
-def decide(data):
+def decide(data, secret=None):
     """(settings, None) when this run's legs authenticate, else (None, why not). Both runs
-    decide alike from the same participant-data array."""
+    decide alike from the same participant-data array and the run's secret."""
     data = data if isinstance(data, list) else []
     source = data[0] if data and isinstance(data[0], dict) else {}
     dest = data[1] if len(data) > 1 and isinstance(data[1], dict) else {}
@@ -158,7 +175,7 @@ def decide(data):
     if not isinstance(token, str) or not token:
         return None, "no run token in the dest's participant data"
     return {"username": str(server.get("username") or USERNAME), "public-key": server["public-key"],
-            "password": password(token), "padding": both[0],
+            "password": password(token, secret), "padding": both[0],
             "private-key": dest.get("_iperf3-key")}, None
 
 
@@ -169,21 +186,60 @@ def open_notes(why, address=None):
             "iperf3 port %s can run tests against the server or end it early" % (why, where)]
 
 
-class Credentials(object):
-    """A context: `argv` (and `env`) for one iperf3, its files 0600 in a fresh directory under
-    TMPDIR, removed on exit. Empty when `settings` is None."""
+def _memfd_create():
+    """libc's memfd_create, or None (Python 3.6 has no os.memfd_create)."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).memfd_create
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = (ctypes.c_char_p, ctypes.c_uint)
+    return function
 
-    def __init__(self, settings, server):
+
+def remove_stale_directories(parent=None, now=None):
+    """Remove key directories a killed run of ours left in `parent` (TMPDIR's parent by
+    default): ours (our uid), named like ours, older than STALE_SECONDS. Returns how many."""
+    parent = parent or tempfile.gettempdir()
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith(DIRECTORY_PREFIX):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if info.st_uid == os.getuid() and os.path.isdir(path) and not os.path.islink(path) \
+                and now - info.st_mtime > STALE_SECONDS:
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+class Credentials(object):
+    """A context: `argv` (and `env`) for one iperf3, its files in memory (or 0600 in a fresh
+    directory under TMPDIR), gone on exit. Empty when `settings` is None."""
+
+    def __init__(self, settings, server, in_memory=True):
         self.settings = settings
         self.server = server
         self.argv, self.env, self.directory = [], None, None
+        self.memfd = _memfd_create() if in_memory else None
+        self.fds = []
 
     def __enter__(self):
         settings = self.settings
         if settings is None:
             return self
         local = features()
-        self.directory = tempfile.mkdtemp(prefix="jumbo-iperf3-")
+        if self.memfd is None:
+            remove_stale_directories()
+            self.directory = tempfile.mkdtemp(prefix=DIRECTORY_PREFIX)
         try:
             if self.server:
                 if not isinstance(settings.get("private-key"), str):
@@ -207,6 +263,16 @@ class Credentials(object):
         return self
 
     def _write(self, name, text):
+        if self.memfd is not None:
+            fd = self.memfd(("jumbo-iperf3-" + name).encode("ascii"), MFD_CLOEXEC)
+            if fd < 0:
+                raise OSError(ctypes.get_errno(), "memfd_create failed")
+            self.fds.append(fd)
+            data = text.encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+            # iperf3 (our child, same user) opens it anew through our /proc entry.
+            return "/proc/%d/fd/%d" % (os.getpid(), fd)
         path = os.path.join(self.directory, name)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
@@ -214,15 +280,23 @@ class Credentials(object):
         return path
 
     def __exit__(self, *exc):
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
         if self.directory:
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory = None
         return False
 
 
-def bind_address(spec):
-    """(address, None) the dest's server listens on, or (None, why it listens on all)."""
-    version = spec.get("ip-version") if spec.get("ip-version") in (4, 6) else None
+def bind_address(spec, version=None):
+    """(address, None) the dest's server listens on, or (None, why it listens on all);
+    `version`: the family, else the spec's ip-version, else the resolver's preference."""
+    if version not in (4, 6):
+        version = spec.get("ip-version") if spec.get("ip-version") in (4, 6) else None
     try:
         address, version = resolve(spec["dest"], version)
     except (ResolveError, KeyError, TypeError) as err:

@@ -49,6 +49,8 @@ from ..probe.wire import (ANSWER, EXTENDED_ERR, HEADER_LEN, HELLO, IP_MTU_DISCOV
                           PROBE, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6, SO_EE_ORIGIN_LOCAL,
                           SOL_IP, SOL_IPV6, STATUS, UDP_HEADER, big_buffers, decode, encode,
                           new_token, token_key)
+from .reflector_socket import (TokenBucket, configure, family_version, is_ptb,  # noqa: F401
+                               local_address, read_error_queue, same_address, send_from)
 
 # Rate limits of the reflector (per run, all sources together).
 RATE_PACKETS = 2000.0     # replies per second
@@ -56,97 +58,45 @@ BURST_PACKETS = 400.0
 RATE_BYTES = 16000000.0   # reply bytes per second
 BURST_BYTES = 4000000.0
 
+# What one run may make the reflector send in all (a reverse search needs at most
+# MAX_ROUNDS x SIZES_PER_ROUND replies of at most 64 KiB: 25 MB; a forward search through the
+# reflector asks for small replies): whatever a token holder sends, no more than this leaves.
+RUN_BYTES = 32000000
+RUN_PACKETS = 100000
+
 STATUS_ROOM = 1280 - 40 - 8  # UDP payload of a STATUS answer: fits IPv6's minimum MTU
 STATUS_GRACE = 1.0        # the reflector answers STATUS retries this long after the first
 
 
 class ReflectorError(Exception):
-    """The reflector cannot run (port busy, no address family available)."""
-
-
-def family_version(family):
-    return 6 if family == socket.AF_INET6 else 4
-
-
-class TokenBucket(object):
-    def __init__(self, rate, burst):
-        self.rate, self.burst = rate, burst
-        self.level = burst
-        self.stamp = time.monotonic()
-
-    def take(self, amount=1.0):
-        now = time.monotonic()
-        self.level = min(self.burst, self.level + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.level >= amount:
-            self.level -= amount
-            return True
-        return False
-
-
-def _sockaddr_ip(raw):
-    """The IP address in a struct sockaddr_in / sockaddr_in6 (SO_EE_OFFENDER), or None."""
-    if len(raw) >= 8:
-        family = struct.unpack("=H", raw[:2])[0]
-        if family == socket.AF_INET:
-            return socket.inet_ntop(socket.AF_INET, raw[4:8])
-        if family == socket.AF_INET6 and len(raw) >= 24:
-            return socket.inet_ntop(socket.AF_INET6, raw[8:24])
-    return None
-
-
-def read_error_queue(sock, limit=64):
-    """Drain a socket's error queue: [(origin, type, code, info, offender, payload)]."""
-    found = []
-    for _ in range(limit):
-        try:
-            data, ancillary, _flags, _addr = sock.recvmsg(
-                2048, 512, MSG_ERRQUEUE | socket.MSG_DONTWAIT)
-        except (BlockingIOError, InterruptedError):
-            break
-        except OSError:
-            break
-        for level, kind, raw in ancillary:
-            if (level, kind) in ((SOL_IP, IP_RECVERR), (SOL_IPV6, IPV6_RECVERR)) \
-                    and len(raw) >= EXTENDED_ERR.size:
-                _errno, origin, icmp_type, code, _pad, info, _data = \
-                    EXTENDED_ERR.unpack(raw[:EXTENDED_ERR.size])
-                found.append((origin, icmp_type, code, info, _sockaddr_ip(raw[EXTENDED_ERR.size:]),
-                              data))
-    return found
-
-
-def is_ptb(origin, icmp_type, code):
-    return (origin == SO_EE_ORIGIN_ICMP and icmp_type == 3 and code == 4) or \
-        (origin == SO_EE_ORIGIN_ICMP6 and icmp_type == 2)
-
-
-def _local_address(ancillary):
-    """(level, type, packed address) to answer from: the address the request was sent to."""
-    for level, kind, raw in ancillary:
-        if level == SOL_IP and kind == IP_PKTINFO and len(raw) >= 12:
-            return (SOL_IP, IP_PKTINFO, struct.pack("=i4s4s", 0, raw[4:8], b"\0" * 4))
-        if level == SOL_IPV6 and kind == IPV6_PKTINFO and len(raw) >= 20:
-            return (SOL_IPV6, IPV6_PKTINFO, struct.pack("=16si", raw[:16], 0))
-    return None
-
-
-def _send_from(sock, data, addr, local):
-    """Reply with the request's destination as source address, so the reply matches the
-    source's flow (stateful firewalls, NAT) even on a multi-homed dest with asymmetric routes."""
-    if local is None:
-        return sock.sendto(data, addr)
-    return sock.sendmsg([data], [local], 0, addr)
+    """The reflector cannot run (every candidate port busy, no address family available)."""
 
 
 class Reflector(object):
-    """p1's responder. `open()` binds (fails clearly when the port is busy), `serve()` answers
-    until the deadline or until p0's STATUS, `report()` says what happened."""
+    """p1's responder. `open()` binds the first free of its candidate ports (fails clearly when
+    every one is busy), `serve()` answers until the deadline or until p0's STATUS, `report()`
+    says what happened.
 
-    def __init__(self, port, token, versions=(4, 6)):
-        self.port = int(port)
+    Whom it answers: requests from `source` only (the lead's address, from its participant
+    data; the other family then not at all); without one, in each family, from the first
+    address that sends a signed request, and from no other for the rest of the run. A holder
+    of the run's token elsewhere can then only make the reflector send to the run's own
+    source, and at most RUN_BYTES in all. `secret` (made by the dest when the run starts,
+    never in participant data) goes back in the HELLO answer to that address only, when the
+    HELLO has room for it."""
+
+    def __init__(self, ports, token, versions=(4, 6), addresses=None, source=None, secret=b""):
+        ports = [ports] if isinstance(ports, int) else list(ports)
+        self.ports = [int(p) for p in ports]
+        self.port = self.ports[0] if self.ports else None
         self.key = token_key(token)
         self.versions = tuple(versions)
+        self.addresses = dict(addresses or {})  # version -> address to bind (else every one)
+        allowed = same_address(source) if source else None
+        self.sources = {allowed.version: allowed} if allowed else {}  # version -> address
+        self.fixed = source is not None  # a source given: no other address, in any family
+        self.secret = secret
+        self.sent_bytes = 0
         self.sockets = {}
         self.packets = TokenBucket(RATE_PACKETS, BURST_PACKETS)
         self.volume = TokenBucket(RATE_BYTES, BURST_BYTES)
@@ -154,7 +104,9 @@ class Reflector(object):
         self.done = threading.Event()
         self.done_at = None
         self.stats = {"requests": 0, "answered": 0, "rejected": 0, "replayed": 0,
-                      "rate-limited": 0, "too-large": 0, "local-limit": 0, "errors": 0}
+                      "rate-limited": 0, "too-large": 0, "local-limit": 0, "errors": 0,
+                      "foreign": 0, "over-budget": 0}
+        self.busy = []           # candidate ports found busy before one was free
         self.ptb = []
         self.local_limit = None  # smallest reply size refused by the dest host itself
         self.local_mtu = None    # the MTU the dest's kernel gave with that refusal
@@ -166,7 +118,28 @@ class Reflector(object):
     # -- sockets ------------------------------------------------------------------------------
 
     def open(self):
+        """Bind the first candidate port free in every family (the test's address only, when
+        known); a port another program holds is passed over, not an error."""
         problems = []
+        for port in self.ports:
+            busy = self._bind(port, problems)
+            if not busy:
+                break
+            self.busy.append(port)
+        else:
+            raise ReflectorError("every reflector port is busy on the dest (%s/udp)"
+                                 % ",".join(str(p) for p in self.ports))
+        if not self.sockets:
+            raise ReflectorError("reflector could not listen on port %d/udp: %s"
+                                 % (self.port, "; ".join(problems)))
+        for problem in problems:
+            self.notes.append("no reflector for %s" % problem)
+        return self
+
+    def _bind(self, port, problems):
+        """Sockets on `port` in every family: True when one of them is busy (none kept)."""
+        self.port = port
+        del problems[:]
         for version in self.versions:
             family = socket.AF_INET6 if version == 6 else socket.AF_INET
             try:
@@ -175,35 +148,18 @@ class Reflector(object):
                 problems.append("IPv%d: %s" % (version, err.strerror or err))
                 continue
             try:
-                if version == 6:
-                    sock.setsockopt(SOL_IPV6, IPV6_V6ONLY, 1)
-                    sock.setsockopt(SOL_IPV6, IPV6_RECVERR, 1)
-                    sock.setsockopt(SOL_IPV6, IPV6_RECVPKTINFO, 1)
-                    sock.setsockopt(SOL_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE)
-                    sock.setsockopt(SOL_IPV6, IPV6_DONTFRAG, 1)
-                    sock.bind(("::", self.port))
-                else:
-                    sock.setsockopt(SOL_IP, IP_RECVERR, 1)
-                    sock.setsockopt(SOL_IP, IP_PKTINFO, 1)
-                    sock.setsockopt(SOL_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
-                    sock.bind(("0.0.0.0", self.port))
-                sock.setblocking(False)
-                big_buffers(sock)
+                configure(sock, version)
+                sock.bind((self.addresses.get(version) or ("::" if version == 6 else "0.0.0.0"),
+                           port))
             except OSError as err:
                 sock.close()
                 if err.errno == errno.EADDRINUSE:
                     self.close()
-                    raise ReflectorError("reflector port %d/udp is busy on the dest (IPv%d)"
-                                         % (self.port, version))
+                    return True
                 problems.append("IPv%d: %s" % (version, err.strerror or err))
                 continue
             self.sockets[version] = sock
-        if not self.sockets:
-            raise ReflectorError("reflector could not listen on port %d/udp: %s"
-                                 % (self.port, "; ".join(problems)))
-        for problem in problems:
-            self.notes.append("no reflector for %s" % problem)
-        return self
+        return False
 
     def close(self):
         for sock in self.sockets.values():
@@ -241,7 +197,7 @@ class Reflector(object):
                             # queue holds the details.
                             self._errors(version, sock)
                             continue
-                        self._handle(version, sock, data, addr, _local_address(ancillary))
+                        self._handle(version, sock, data, addr, local_address(ancillary))
         finally:
             for version, sock in self.sockets.items():
                 self._errors(version, sock)
@@ -281,10 +237,17 @@ class Reflector(object):
 
     def _handle(self, version, sock, data, addr, local=None):
         self.stats["requests"] += 1
+        peer, allowed = same_address(addr[0]), self.sources.get(version)
+        if (allowed is not None or self.fixed) and peer != allowed:
+            self.stats["foreign"] += 1  # not the run's source: never answered
+            return
         message = decode(self.key, b"Q", data)
         if message is None:
             self.stats["rejected"] += 1
             return
+        if allowed is None:
+            # No source address known: the first signed request's is the only one answered.
+            self.sources[version] = peer
         kind, seq, nonce, size, body = message
         if (nonce, seq) in self.seen:
             self.stats["replayed"] += 1
@@ -305,7 +268,10 @@ class Reflector(object):
             reply = encode(self.key, b"A", PROBE | ANSWER, seq, nonce, size=size, body=said,
                            total=total)
         elif kind == HELLO:
-            reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce)
+            # The run's secret when the HELLO has room for it (no amplification).
+            room = received - overhead - HEADER_LEN >= len(self.secret)
+            reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce,
+                           body=self.secret if room else b"")
         elif kind == STATUS:
             # The report goes back whole (DF, never fragmented, like every reply): at most
             # what the smallest IPv6 path carries, so it crosses a 1500 (or 1280) member of
@@ -320,12 +286,16 @@ class Reflector(object):
         if len(reply) + overhead > received:
             self.stats["too-large"] += 1
             return
+        if self.stats["answered"] >= RUN_PACKETS \
+                or self.sent_bytes + len(reply) + overhead > RUN_BYTES:
+            self.stats["over-budget"] += 1
+            return
         if not (self.packets.take() and self.volume.take(len(reply) + overhead)):
             self.stats["rate-limited"] += 1
             return
         self.peers.add(addr[0])
         try:
-            _send_from(sock, reply, addr, local)
+            send_from(sock, reply, addr, local)
         except OSError as err:
             if err.errno == errno.EMSGSIZE and kind == PROBE:
                 self._too_big_here(version, sock, seq, nonce, size, addr, local)
@@ -333,6 +303,7 @@ class Reflector(object):
                 self.stats["errors"] += 1
             return
         self.stats["answered"] += 1
+        self.sent_bytes += len(reply) + overhead
         if kind == PROBE:
             self.largest = max(self.largest, size)
             key = (nonce, size)
@@ -350,7 +321,7 @@ class Reflector(object):
         if self.local_mtu and self.local_mtu < size:
             hint = struct.pack("!H", self.local_mtu)
         try:
-            _send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size, body=hint),
+            send_from(sock, encode(self.key, b"A", LIMIT, seq, nonce, size=size, body=hint),
                        addr, local)
         except OSError:
             pass
@@ -387,6 +358,9 @@ class Reflector(object):
     def report(self):
         return {
             "port": self.port,
+            "busy-ports": list(self.busy),
+            "source": " ".join(str(a) for _, a in sorted(self.sources.items())) or None,
+            "sent-bytes": self.sent_bytes,
             "versions": sorted(self.sockets) if self.sockets else list(self.versions),
             "stats": dict(self.stats),
             "ptb": list(self.ptb),

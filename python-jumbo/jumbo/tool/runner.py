@@ -15,15 +15,20 @@ Participants (from the test's `participants`):
        reflector (UDP) and, for the throughput phase, one `iperf3 -s` for this run's legs.
 
 Participant data (computed at scheduling time, on each participant for its own index):
-  p0: {"schema": 1, "protocol": 1}
-  p1: {"schema": 1, "protocol": 1, "reflector-port": <UDP port, random in REFLECTOR_PORTS>,
-       "iperf3-port": <TCP port: spec throughput.port, else random in throughput.PORT_RANGE>
-       (only with a throughput phase), "_token": <128-bit random hex, one per run>}
-  The ports are only chosen here; p1 binds them when its `run` starts and fails clearly
-  ("port N is busy") if something else holds them by then. `_token` is private: the server
-  gives it to both `run`s (part-data-full is fetched with the task key) but nulls it in
-  everything else. With a throughput phase both add `iperf3-auth` and p1 `_iperf3-key`: the
-  iperf3 server's key pair and authentication (jumbo.tool.iperf_auth).
+  p0: {"schema": 1, "protocol": 2, "source-address": <the address p0 will probe from: the
+       spec's source, else the one its routes give towards the dest; absent when neither
+       resolves>}
+  p1: {"schema": 1, "protocol": 2, "reflector-ports": [REFLECTOR_CANDIDATES distinct UDP ports,
+       random in REFLECTOR_PORTS], "iperf3-port": <TCP port: spec throughput.port, else random
+       in throughput.PORT_RANGE> (only with a throughput phase), "_token": <128-bit random
+       hex, one per run>}
+  Ports chosen at scheduling are not held: when p1's `run` starts, other runs (a mesh's
+  background pmtu runs) may hold some. p1's reflector binds the first candidate free, on the
+  test's address only; p0 greets every candidate and learns the port from the signed answer
+  (jumbo.tool.reflector_port). The reflector answers only `source-address` (jumbo.tool.
+  reflector). `_token` is private to pScheduler's API callers without the task's key, NOT to
+  the task author (docs/security.md): what a token holder can do is bounded there. With a
+  throughput phase both add `iperf3-auth` and p1 `_iperf3-key` (jumbo.tool.iperf_auth).
 
 Time budget (`duration`, a pure function of the spec): jumbo.tool.slot. Every phase runs
 against a hard deadline derived from schedule.start + the slot, and a last-resort alarm turns
@@ -45,7 +50,7 @@ from ..core import schema as schemas
 from ..core import spec as specs
 from ..core.spec import RunSpec
 from ..core import terminate
-from . import iperf_auth, reflector, throughput
+from . import iperf_auth, reflector, reflector_port, throughput
 from .dest import reflector_versions, run_dest
 from .slot import (DEST_EXIT_MARGIN, PATH_MTU_BUDGET, PROTOCOL, SCHEMA,  # noqa: F401
                    SLOT_ALARM_MARGIN, START_WAIT, STATUS_BUDGET, TEARDOWN, Deadline, RunError,
@@ -54,8 +59,11 @@ from .slot import (DEST_EXIT_MARGIN, PATH_MTU_BUDGET, PROTOCOL, SCHEMA,  # noqa:
 from .source import run_source
 
 TOOL = "jumbocheck"
-# UDP ports the dest's reflector picks from (participant-data).
+# UDP ports the dest's reflector picks from (participant-data), and how many candidates a run
+# has: with k of the range's 100 ports held by other runs when it starts, a run finds none
+# free with probability about (k/100)^16 (1e-8 at 30, 4e-5 at 53).
 REFLECTOR_PORTS = (5500, 5599)
+REFLECTOR_CANDIDATES = 16
 PAIR_TEST = schemas.PAIR_TEST
 TESTS = ("pmtu", PAIR_TEST)
 SLOT_FIELDS = "duration, omit, rounds, direction, order"
@@ -154,9 +162,13 @@ def participant_data(request):
     if spec.get("throughput") is not None:
         data.update(iperf_auth.participant_data(index))  # keys: see iperf_auth
     if index == 0:
+        address = reflector_port.source_address(spec)
+        if address is not None:
+            data["source-address"] = address
         return data
     rng = random.SystemRandom()
-    data["reflector-port"] = rng.randint(REFLECTOR_PORTS[0], REFLECTOR_PORTS[1])
+    data["reflector-ports"] = rng.sample(range(REFLECTOR_PORTS[0], REFLECTOR_PORTS[1] + 1),
+                                         REFLECTOR_CANDIDATES)
     phase = spec.get("throughput")
     if phase is not None:
         data["iperf3-port"] = phase.get("port") or throughput.choose_port()

@@ -22,7 +22,7 @@ from . import reverse as reverse_search
 from . import throughput
 
 SCHEMA = 1
-PROTOCOL = 1
+PROTOCOL = 2  # 2: reflector candidate ports, source address, run-time secret
 
 START_WAIT = 2.0      # p0 waits this long after start before talking to p1 (skew, start-up)
 STATUS_BUDGET = 2.0   # the final STATUS exchange with p1 when no reverse search ran

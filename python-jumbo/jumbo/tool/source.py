@@ -8,7 +8,7 @@ import time
 from .. import probe
 from ..core import units
 from ..core.resolve import ResolveError, resolve
-from . import iperf_auth, pair_result, reverse as reverse_search, throughput
+from . import iperf_auth, pair_result, reflector_port, reverse as reverse_search, throughput
 from . import result as results
 from .slot import (SCHEMA, START_WAIT, STATUS_BUDGET, TEARDOWN, RunError, bounded, budget_text,
                    sleep_until)
@@ -35,6 +35,44 @@ def forward_phase(run, peer=None, starting=0.0):
     except probe.ProbeError as err:
         return None, str(err)
     return outcome.as_json(), None
+
+
+def located_peer(run, until):
+    """p1's participant data with `reflector-port` (the candidate its reflector answered on)
+    and `secret` (what the answer carried), or without them and with `reflector-error`,
+    greeting until `until` (time.monotonic()); once found, kept for the run (a dest that
+    started late is greeted again by the next phase). RunError without p1's data."""
+    if getattr(run, "located", None) is not None and "reflector-port" in run.located:
+        return run.located
+    peer = dict(run.peer())
+    peer.pop("reflector-port", None)
+    ports, token = reflector_port.candidates(peer), peer.get("_token")
+    try:
+        dest_ip, version = _resolve(run.full.dest, run.full.ip_version)
+    except RunError as err:
+        peer["reflector-error"] = str(err)
+        run.located = peer
+        return peer
+    found = None
+    if ports and isinstance(token, str):
+        try:
+            found = reflector_port.find(dest_ip, ports, token, version, until,
+                                        _source_address(run.full, version))
+        except (OSError, ValueError) as err:
+            peer["reflector-error"] = "cannot greet the dest's reflector: %s" % err
+    if found is not None:
+        peer["reflector-port"], peer["secret"] = found.port, found.secret
+    elif "reflector-error" not in peer:
+        peer["reflector-error"] = (
+            "the dest participant's reflector did not answer on any of its %d candidate ports "
+            "at %s (dest not running the tool, UDP %s filtered, or this node is not the "
+            "source address it expects)" % (len(ports), dest_ip, _port_span(ports)))
+    run.located = peer
+    return peer
+
+
+def _port_span(ports):
+    return "%d-%d" % (min(ports), max(ports)) if ports else "ports"
 
 
 def run_source(run):
@@ -70,17 +108,17 @@ def _forward(run):
         early_peer = None
         needed = sum(run.budget.values())
         if run.two and run.end - run.start >= needed:
+            # Forward probes go through p1's reflector: p0 greets its candidate ports from
+            # the start and through p1's start-up time (the START_WAIT the slot already
+            # has), so a run with both nodes up probes at once. A slot shorter than the
+            # budget (a clock that jumped) has no room for it: then the forward phase probes
+            # single-ended.
             try:
-                early_peer = run.peer()
+                early_peer = located_peer(
+                    run, time.monotonic() + max(0.0, run.start + START_WAIT - time.time()) + 1.0)
             except RunError:
                 early_peer = None  # reported below
-        # Forward probes go through p1's reflector: the engine greets it from the start and
-        # keeps greeting through p1's start-up time (the START_WAIT the slot already has),
-        # so a run with both nodes up probes at once. A slot shorter than the budget (a
-        # clock that jumped) has no room for it: then the forward phase probes
-        # single-ended.
-        starting = max(0.0, run.start + START_WAIT - time.time())
-        forward, error = forward_phase(run, early_peer, starting)
+        forward, error = forward_phase(run, early_peer, 0.0)
     if forward is not None and forward.get("succeeded") is False and not error:
         error = forward.get("error") or "the forward measurement failed"
     return forward, error
@@ -102,8 +140,13 @@ def _dest_address(run, forward):
 
 def _with_dest(run, forward, diags):
     """The phases with p1 (reverse, legs) and the goodbye: (reverse, legs, peer error)."""
+    # Give p1 its start-up time (and clock skew) before talking to it, unless its
+    # reflector already answered the forward probes.
+    if not (forward and forward.get("method") == "reflector"):
+        sleep_until(run.start + START_WAIT)
     try:
-        peer, peer_error = run.peer(), None
+        greet = min(reverse_search.HELLO_WINDOW, run.end - TEARDOWN - time.time())
+        peer, peer_error = located_peer(run, time.monotonic() + max(0.0, greet)), None
     except RunError as err:
         peer, peer_error = None, str(err)
     dest_ip, version, error = _dest_address(run, forward)
@@ -114,10 +157,6 @@ def _with_dest(run, forward, diags):
                      "error": peer_error or "the dest participant is not available"},
                     None, peer_error)
         return None, None, peer_error
-    # Give p1 its start-up time (and clock skew) before talking to it, unless its
-    # reflector already answered the forward probes.
-    if not (forward and forward.get("method") == "reflector"):
-        sleep_until(run.start + START_WAIT)
     path_mtu = forward.get("path-mtu") if forward else None
     reverse = _reverse_phase(run, peer, dest_ip, version, path_mtu) if run.full.reverse \
         else None
@@ -158,7 +197,8 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
     port, token = peer.get("reflector-port"), peer.get("_token")
     if not isinstance(port, int) or not isinstance(token, str):
         return {"reverse-path-mtu": None, "reverse-pmtud": "unknown",
-                "error": "participant data of the dest lacks the reflector port or token"}
+                "error": peer.get("reflector-error")
+                or "participant data of the dest lacks the reflector ports or token"}
     budget = run.budget["reverse"]
     deadline = time.monotonic() + max(0.0, min(budget, run.end - TEARDOWN - time.time()
                                                - run.budget["throughput"]))
@@ -190,7 +230,13 @@ def _throughput(run, peer, dest_ip, version, forward, path_mtu):
                 "verdict": "failed", "skipped": None}
     deadline = run.end - TEARDOWN
     local_mtu = forward.get("local-mtu") if forward else None
-    auth, why = iperf_auth.decide(run.data)
+    auth, why = iperf_auth.decide(run.data, peer.get("secret"))
+    if auth is not None and not peer.get("secret"):
+        # The dest keys the legs' password with the secret its reflector sends: without it
+        # every leg would be refused.
+        return {"runs": [], "verdict": "failed", "skipped": None,
+                "error": "no leg ran: %s (the legs' password needs the secret the "
+                "reflector sends)" % (peer.get("reflector-error") or "no secret from the dest")}
     with iperf_auth.Credentials(auth, server=False) as cred:
         result = throughput.run_legs(run.full, dest_ip, port, path_mtu, version,
                                      deadline=deadline, local_mtu=local_mtu, auth=cred)

@@ -9,6 +9,9 @@ Layout read (written by the jumbo archiver, jumbo/archive/opensearch/store.py):
   <P>pscheduler_latency*    perfSONAR's own latency documents (Logstash layout,
                             `result.latency.median` one-way ms, `result.packets.loss`) when
                             the jumbo archiver has no latency records
+Runs that reached the archive only through perfSONAR's http archiver and Logstash
+(pscheduler_pmtu, pscheduler_jumbo-throughput) are read by jumbo.archive.opensearch.streams,
+which decides before the report starts whether this reader alone answers.
 
 What runs in OpenSearch: counts and min/max (aggregations); the latest result per path (two
 disjoint scrolls over the latest index, side by side, of the fields the report reads packed
