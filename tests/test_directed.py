@@ -180,3 +180,26 @@ def test_the_reverse_path_is_what_its_own_legs_proved():
     assert reverse["jumbo"] is False and reverse["gain"] is None
     assert reverse["succeeded"] is True and reverse["error"] is None
     assert reverse["mss"] is None   # no jumbo leg was verified
+
+
+def test_an_archive_fed_only_through_logstash_shows_both_directed_gains(opensearch_url):
+    """perfSONAR's route (the stock http archiver, Logstash, pscheduler_jumbo-throughput): the
+    report's stream reader loads the runs through the same SQLite writer, so the same split."""
+    from logstash_standin import post as logstash_post
+    from opensearch_fixture import drop_prefix
+    from perfsonar_shapes import PERFSONAR_TEMPLATE_NAME, perfsonar_template
+    captured = _captured("clean_jumbo")
+    prefix = "bothls%s_" % uuid.uuid4().hex[:8]
+    url = "%s/?prefix=%s" % (opensearch_url, prefix)
+    store = open_store(url)
+    template = "/_index_template/" + prefix + PERFSONAR_TEMPLATE_NAME
+    try:
+        assert store.request("PUT", template, perfsonar_template(prefix))[0] == 200
+        envelope = _envelope(captured)
+        # Logstash's retries are not idempotent: the run posted twice still counts once.
+        logstash_post(store, prefix, [_pmtu(captured["spec"]["dest"]), envelope, envelope])
+        store.request("POST", "/%s*/_refresh" % prefix)
+        assert _gains(url) == _expected(captured)
+    finally:
+        store.request("DELETE", template)
+        drop_prefix(store, prefix)
