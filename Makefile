@@ -71,8 +71,9 @@ check-clean-build:
 #   bench-ecmp: partial (ECMP) black holes: per case, family and mode (echo, UDP, through the
 #     dest's reflector) N runs back to back (BENCH_ARGS="--runs 10" for a quicker look; default 50).
 #   bench-schedule: seconds per host per day in exclusive/normal slots: the template as full
-#     meshes of 12, 100, 300 hosts, beside the standard WLCG throughput mesh (runs the plugins'
-#     own methods).
+#     meshes of 12, 100, 300 and 600 hosts, beside the standard WLCG throughput mesh and the
+#     2 % target (runs the plugins' own methods). `python -m bench schedule-noise` (root): the
+#     large template's short legs' gain noise on the namespace labs.
 #   bench-pscheduler: the operator's wait, submit to result, of `pscheduler task pmtu` on the
 #     real-pScheduler lab.
 #   bench-reflector-load: 30 sources probing one dest through its reflector at one start (a

@@ -1,11 +1,12 @@
-"""`python -m bench SUBCOMMAND [args]`: probe, ecmp, archive, report, schedule, pscheduler and
-reflector-load (their modules bench/<name>.py, `-` written `_`, each with main(argv)), imported
-lazily."""
+"""`python -m bench SUBCOMMAND [args]`: probe, ecmp, archive, report, schedule, schedule-noise,
+pscheduler and reflector-load (their modules bench/<name>.py, `-` written `_`, each with
+main(argv)), imported lazily."""
 
 import importlib
 import sys
 
-COMMANDS = ("probe", "ecmp", "archive", "report", "schedule", "pscheduler", "reflector-load")
+COMMANDS = ("probe", "ecmp", "archive", "report", "schedule", "schedule-noise", "pscheduler",
+            "reflector-load")
 
 
 def main(argv=None):

@@ -296,7 +296,9 @@ def _map_pair(rec, spec, res):
     rec["throughput_standard"] = as_num(as_obj(res.get("standard")).get("mean"))
     rec["throughput_jumbo"] = as_num(as_obj(res.get("jumbo")).get("mean"))
     rec["gain"] = as_num(res.get("gain"))
-    seen = [as_int(r.get("observed-mss")) or as_int(r.get("mss")) for r in res.get("runs") or []
+    runs = res.get("runs")
+    seen = [as_int(r.get("observed-mss")) or as_int(r.get("mss"))
+            for r in (runs if isinstance(runs, list) else [])
             if isinstance(r, dict) and r.get("size") == "jumbo" and r.get("succeeded")]
     seen = [m for m in seen if m]
     rec["mss"] = max(seen) if seen else None

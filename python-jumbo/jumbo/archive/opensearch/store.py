@@ -19,7 +19,8 @@ installs, overrides or extends a template, mapping or setting of those. It owns:
       (this archiver, or the stock http archiver through Logstash) store the same
       fields: dashboards read only those.
   jumbo_history   plain index, one adoption record per run of ANY test type this
-                  archiver receives (`jumbo` object = jumbo.archive.record, plus `path`);
+                  archiver receives (`jumbo` object = jumbo.archive.record, plus `path`;
+                  two for a `direction: both` jumbo-throughput run, jumbo.archive.directed);
                   `_id` = record id, `create`: a repeat is 409 = stored. For this
                   suite's own types also `raw` (the result object, not indexed).
   jumbo_latest    plain index, newest record per path (`_id` = path), version =
@@ -49,6 +50,7 @@ import hashlib
 import re
 import sys
 
+from .. import directed
 from .. import record as records
 from ..errors import PermanentError, TransientError
 from .client import BodyTooLarge, OpenSearchClient, SetupError, error_reason
@@ -119,7 +121,10 @@ class OpenSearchStore(OpenSearchClient):
         actions = {}
         for index, item in enumerate(items):
             try:
-                rec, raw = records.normalize(item)
+                # One history document per directed observation: two for a `direction: both`
+                # run, the second without `raw` and without a stream copy (one per run).
+                directed_records = directed.normalize(item)
+                rec, raw = directed_records[0]
                 test = raw.get("test") if isinstance(raw, dict) else None
                 ptype = test.get("type") if isinstance(test, dict) else None
                 owned = ptype in OWNED_TEST_TYPES
@@ -129,21 +134,23 @@ class OpenSearchStore(OpenSearchClient):
             except records.BadRecord as err:
                 outcomes[index] = PermanentError(str(err))
                 continue
-            body = {"@timestamp": rec["start"], "jumbo": dict(rec, path=records.path_key(rec))}
-            if owned and raw is not None:
-                body["raw"] = raw
-            lines.append(history + compact_json(rec["id"]) + "}}")
-            lines.append(compact_json(body))
-            count = 1
-            if stream_doc is not None:
-                action = actions.get(ptype)
-                if action is None:
-                    action = actions[ptype] = '{"create":{"_index":%s,"_id":' % compact_json(
-                        self.stream(ptype))
-                lines.append(action + compact_json(rec["id"]) + "}}")
-                lines.append(compact_json(stream_doc))
-                count = 2
-            prepared.append((index, rec, count))
+            for rec, raw in directed_records:
+                body = {"@timestamp": rec["start"],
+                        "jumbo": dict(rec, path=records.path_key(rec))}
+                if owned and raw is not None:
+                    body["raw"] = raw
+                lines.append(history + compact_json(rec["id"]) + "}}")
+                lines.append(compact_json(body))
+                count = 1
+                if stream_doc is not None and raw is not None:
+                    action = actions.get(ptype)
+                    if action is None:
+                        action = actions[ptype] = '{"create":{"_index":%s,"_id":' % (
+                            compact_json(self.stream(ptype)))
+                    lines.append(action + compact_json(rec["id"]) + "}}")
+                    lines.append(compact_json(stream_doc))
+                    count = 2
+                prepared.append((index, rec, count))
         return outcomes, prepared, lines
 
     @staticmethod
@@ -188,7 +195,10 @@ class OpenSearchStore(OpenSearchClient):
             if errors:
                 # Transient first: retrying can still store everything.
                 errors.sort(key=lambda e: not e.transient)
-                outcomes[index] = errors[0]
+                # A both-ways run is two entries of one item: a transient error of either
+                # stands (the retry stores the other again as a 409).
+                if outcomes[index] is None or not outcomes[index].transient:
+                    outcomes[index] = errors[0]
             if not any(e.transient for e in errors):
                 # The adoption record stands once jumbo_history holds it; a refused
                 # perfSONAR-shaped copy is reported (and counted), not retried.

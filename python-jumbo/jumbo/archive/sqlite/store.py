@@ -7,8 +7,9 @@ the database locked is a transient error (the archiver retries).
 
 Schema (SCHEMA_VERSION 4, kept in `PRAGMA user_version`):
 
-  results   one row per run (PRIMARY KEY id = jumbo.archive.record id, so a result archived
-            twice is one row; INSERT OR IGNORE). Columns: every jumbo.archive.record field
+  results   one row per run and direction (PRIMARY KEY id = jumbo.archive.record id, so a
+            result archived twice is one row; INSERT OR IGNORE; a `direction: both`
+            jumbo-throughput run is two rows, jumbo.archive.directed). Columns: every jumbo.archive.record field
             with the same name; booleans (succeeded, jumbo, partial) as 0/1, `hops`
             as JSON text; plus
               day   TEXT  'YYYY-MM-DD' of start (UTC), for per-day trends
@@ -45,8 +46,8 @@ import operator
 import os
 import sqlite3
 
+from .. import directed, path_state
 from .. import record as records
-from .. import path_state
 from ..errors import PermanentError, TransientError
 from . import evidence, identity
 
@@ -316,20 +317,23 @@ class SQLiteStore(object):
         rows, latest = [], {}
         for index, item in enumerate(items):
             try:
-                rec, raw = records.normalize(item)
+                # One row per directed observation: two for a `direction: both` run.
+                directed_records = directed.normalize(item)
             except records.BadRecord as err:
                 outcomes[index] = PermanentError(str(err))
                 continue
-            # The archiver's Envelope keeps the text of `result` as it was read: no re-encoding.
-            text = getattr(item, "result_text", None) if raw is not None else None
-            if text is not None and raw is not item.get("result"):
-                text = None
-            key = records.path_key(rec)
-            rows.append(row_values(rec, raw, text, key))
-            best = latest.get(key)
-            if best is None or (rec["start"], rec["id"]) >= (best[5], best[6]):
-                latest[key] = (key, rec["source"], rec["dest"], rec["ip_version"],
-                               rec["test_type"], rec["start"], rec["id"])
+            for rec, raw in directed_records:
+                # The archiver's Envelope keeps the text of `result` as it was read: no
+                # re-encoding.
+                text = getattr(item, "result_text", None) if raw is not None else None
+                if text is not None and raw is not item.get("result"):
+                    text = None
+                key = records.path_key(rec)
+                rows.append(row_values(rec, raw, text, key))
+                best = latest.get(key)
+                if best is None or (rec["start"], rec["id"]) >= (best[5], best[6]):
+                    latest[key] = (key, rec["source"], rec["dest"], rec["ip_version"],
+                                   rec["test_type"], rec["start"], rec["id"])
         return outcomes, rows, latest
 
     @staticmethod
