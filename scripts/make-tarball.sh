@@ -61,14 +61,15 @@ fi
 
 # The placeholders, filled in; the Debian version from the same two values as the RPM's.
 stamped=("$stage/$top"/rpm/*.spec "$stage/$top"/debian/control "$stage/$top"/debian/changelog
-         "$stage/$top"/docs/man/*.1)
+         "$stage/$top"/docs/man/*.1 "$stage/$top"/python-jumbo/jumbo/__init__.py)
 for f in "${stamped[@]}"; do
   [[ -f $f ]] || continue
   sed -i -e "s|@JUMBO_VERSION@|$version|g" -e "s|@JUMBO_RELEASE@|$release|g" \
          -e "s|@JUMBO_MAINTAINER@|$maintainer|g" "$f"
 done
 sed -i "1s/(\([^)]*\))/($version-$release)/" "$stage/$top/debian/changelog"
-if left=$(grep -rl '@JUMBO_[A-Z]*@' "$stage/$top/rpm" "$stage/$top/debian" "$stage/$top/docs/man"); then
+if left=$(grep -rl '@JUMBO_[A-Z]*@' "$stage/$top/rpm" "$stage/$top/debian" "$stage/$top/docs/man" \
+             "$stage/$top/python-jumbo/jumbo/__init__.py"); then
   echo "make-tarball: placeholders left in: $left" >&2
   exit 1
 fi

@@ -46,8 +46,8 @@ def test_dist_tarball_is_what_rpmbuild_ta_and_dpkg_buildpackage_need(tmp_path):
         # nothing of the development set-up or the build
         assert not [n for n in names if re.search(r"/(\.venv|build|var|tests|fixtures)/|\.pyc$", n)]
         texts = {n: tar.extractfile(n).read().decode() for n in names
-                 if n.startswith((top + "/rpm/", top + "/debian/", top + "/docs/man/"))
-                 and tar.getmember(n).isfile()}
+                 if (n.startswith((top + "/rpm/", top + "/debian/", top + "/docs/man/")) or
+                     n == top + "/python-jumbo/jumbo/__init__.py") and tar.getmember(n).isfile()}
     assert not [n for n, t in texts.items() if "@JUMBO_" in t]
     spec = texts[top + "/rpm/jumbo.spec"]
     assert "%%global jumbo_version %s\n" % VERSION in spec
@@ -55,6 +55,8 @@ def test_dist_tarball_is_what_rpmbuild_ta_and_dpkg_buildpackage_need(tmp_path):
     assert "Source0:        jumbo-%{version}.tar.gz" in spec
     control = texts[top + "/debian/control"]
     assert "\nMaintainer: %s\n" % MAINTAINER in control
+    # the plugins' maintainer (`pscheduler plugins`) is the same value
+    assert '__maintainer__ = "%s"' % MAINTAINER in texts[top + "/python-jumbo/jumbo/__init__.py"]
     changelog = texts[top + "/debian/changelog"].splitlines()
     assert changelog[0].startswith("pscheduler-jumbo (%s-1) " % VERSION)
     assert [line for line in changelog if line.startswith(" -- ")][0].startswith(" -- %s  " % MAINTAINER)

@@ -14,18 +14,26 @@ upstream's plugin-makefiles build them and python-pscheduler's plugins.py reads 
 """
 
 import copy
+import re
 
-from .. import __version__
+from .. import __maintainer__, __version__
 
 CONTRACTS = (1, 2)
 
-# Who answers for the plugins (shown by `pscheduler plugins`); the packages' maintainer fields
-# are the packaging's (debian/control, rpm/*.spec).
-MAINTAINER = {
-    "name": "jumbo plugin suite maintainers",
-    "email": "jumbo-maintainers@example.org",
-    "href": "https://example.org/jumbo",
-}
+# Who answers for the plugins (shown by `pscheduler plugins`): the packages' maintainer
+# (jumbo.__maintainer__, stamped by `make dist`), or a clear "unset" in a tree not built into
+# packages; never an address of nobody.
+UNSET_MAINTAINER = "unset (a build from the source tree: make dist JUMBO_MAINTAINER='Name <address>')"
+
+
+def maintainer(stamped=None):
+    """pScheduler's Maintainer object ({name[, email]}) from "Name <address>"."""
+    match = re.match(r"^([^<>]+?) <([^<>@\s]+@[^<>@\s]+\.[^<>@\s]+)>$",
+                     __maintainer__ if stamped is None else stamped)
+    if not match:
+        return {"name": UNSET_MAINTAINER}
+    return {"name": match.group(1), "email": match.group(2)}
+
 
 # What each plugin is, once: (kind, name) -> its members. `label` is contract 2's only.
 PLUGINS = {
@@ -86,7 +94,7 @@ def enumeration(kind, name, contract, spec=None, uischema=None, result=None):
         members = dict(PLUGINS[(kind, name)])
     except KeyError:
         raise ValueError("no plugin %s %r in the suite" % (kind, name))
-    members.update(name=name, version=__version__, maintainer=dict(MAINTAINER))
+    members.update(name=name, version=__version__, maintainer=maintainer())
     if contract == 1 or kind == "tool":
         members["schema"] = 1
     else:
