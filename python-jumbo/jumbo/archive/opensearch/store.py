@@ -51,11 +51,13 @@ import sys
 
 from .. import record as records
 from ..errors import PermanentError, TransientError
-from .client import BodyTooLarge, OpenSearchClient, SetupError, error_reason
+from . import ready
+from .client import (WRITER_MAX_ANSWER, BodyTooLarge, MisshapenAnswer, OpenSearchClient,
+                     SetupError, error_reason)
 from .install import describe, install, problems as setup_problems
 from .layout import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LATEST_INDEX,
                      LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS, OWNED_TEST_TYPES, REJECTED_INDEX,
-                     WRITER_ROLE, compact_json, latest_document, templates)
+                     TEMPLATE_VERSION, WRITER_ROLE, compact_json, latest_document, templates)
 from .logstash import envelope_hrefs, href_id, logstash_document
 
 # Names tests and benchmarks take from here.
@@ -69,6 +71,7 @@ class OpenSearchStore(OpenSearchClient):
 
     def __init__(self, scheme, host, port, base_path="", manage_templates=True,
                  pscheduler_streams=True, **options):
+        options.setdefault("max_answer_bytes", WRITER_MAX_ANSWER)
         OpenSearchClient.__init__(self, scheme, host, port, base_path, **options)
         # manage_templates: at the first write, install what is missing if allowed
         # (False: only check, and fail with SETUP_COMMAND).
@@ -77,6 +80,10 @@ class OpenSearchStore(OpenSearchClient):
         # suite's runs through Logstash (then only the jumbo_* indices are written here).
         self.pscheduler_streams = pscheduler_streams
         self._ready = False
+        # What names this archive's set-up, for the note kept across processes (hashed:
+        # neither URL nor user name is written).
+        self._ready_key = ready.key(self.url, self.prefix, self.pscheduler_streams,
+                                    TEMPLATE_VERSION, (options.get("auth") or ("",))[0])
         # Counted for the process's life (the persistent count of rejections is the
         # jumbo_rejected index).
         self.rejections = 0
@@ -87,19 +94,29 @@ class OpenSearchStore(OpenSearchClient):
         return templates(self.prefix)
 
     def ensure_ready(self):
-        """Check once that the owned streams and indices are in place; install if allowed."""
-        if self._ready:
+        """Check once that the owned streams and indices are in place; install if allowed.
+        Once per process, and once per READY_TTL across processes (jumbo.archive.opensearch.ready)."""
+        if self._ready or ready.is_ready(self._ready_key):
+            self._ready = True
             return
-        problems = setup_problems(self)
-        if problems and self.manage_templates:
-            try:
-                install(self)
-            except PermanentError:
-                pass  # refused (no privileges): the check below says what to do
+        try:
             problems = setup_problems(self)
+            if problems and self.manage_templates:
+                try:
+                    install(self)
+                except MisshapenAnswer:
+                    raise
+                except PermanentError:
+                    pass  # refused (no privileges): the check below says what to do
+                problems = setup_problems(self)
+        except (TypeError, KeyError, AttributeError, IndexError) as err:
+            raise MisshapenAnswer("checking the set-up: %s gave an answer of a shape OpenSearch "
+                                  "does not give (%s %s): is the _url an OpenSearch?"
+                                  % (self.url, type(err).__name__, str(err)[:80]))
         if problems:
             raise SetupError(describe(self, problems))
         self._ready = True
+        ready.note_ready(self._ready_key)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -165,6 +182,11 @@ class OpenSearchStore(OpenSearchClient):
         self.ensure_ready()
         try:
             items = self.bulk(lines, sum(count for _, _, count in prepared))
+        except SetupError:
+            # Privileges withdrawn or the set-up undone since it was noted: check next time.
+            self._ready = False
+            ready.forget(self._ready_key)
+            raise
         except BodyTooLarge:
             if len(prepared) == 1:
                 raise
