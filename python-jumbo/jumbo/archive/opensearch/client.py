@@ -159,8 +159,13 @@ class OpenSearchClient(object):
         while True:
             if sock is not None:
                 sock.settimeout(self._left(end))
-            chunk = response.read(READ_CHUNK)
+            # read1: one receive at a time, each within what is left of the request's time
+            # (read() would wait for the whole chunk, however slowly it comes).
+            chunk = response.read1(READ_CHUNK)
             if not chunk:
+                if response.length:  # closed before the length it announced
+                    raise http.client.IncompleteRead(b"".join(chunks), response.length)
+                response.read()  # marks the answer whole: the connection can be used again
                 return b"".join(chunks)
             size += len(chunk)
             if size > self.max_answer_bytes:
