@@ -22,7 +22,7 @@ from jumbo.archive.opensearch import setup as opensearch_setup
 from jumbo.archive.opensearch.client import OpenSearchClient, WRITER_MAX_ANSWER
 from jumbo.archive.stores import open_store
 from opensearch_fixture import drop_prefix
-from relay_proxy import RelayProxy
+from relay_proxy import SlowRelay
 
 RS = "\x1e"
 HUGE = 32 << 20          # four times the writer's cap
@@ -115,18 +115,6 @@ def test_a_trickled_answer_ends_at_the_request_timeout():
     finally:
         client.close()
         server.close()
-
-
-class SlowRelay(RelayProxy):
-    """The real OpenSearch, every request answered `delay` seconds late."""
-
-    def __init__(self, upstream, delay):
-        RelayProxy.__init__(self, upstream)
-        self.delay = delay
-
-    def intercept(self, method, path, headers, length):
-        time.sleep(self.delay)
-        return None
 
 
 def test_a_slow_archive_answers_retry_at_the_deadline_then_stores_once(opensearch_url,
