@@ -10,7 +10,8 @@ Archive data (schema 1), every key optional:
   _api-key      "..."  sent as "Authorization: ApiKey ..." (not together with _auth)
   verify-ssl    boolean, default true (TLS certificate and host name checked)
   ca-file       path of a CA bundle to trust for https (e.g. the archive's self-signed CA)
-  timeout       ISO 8601 duration per request, default PT30S, at most PT1M (pScheduler
+  timeout       ISO 8601 duration of one whole request, default PT30S, at most PT1M; a
+                record's writes end within RECORD_DEADLINE whatever this says (pScheduler
                 waits 2 minutes for each reply)
   pscheduler-streams  boolean, default true (OpenSearch only): also store this suite's own
                 test types (pmtu) in perfSONAR's layout in pscheduler_<type>. Set false where
