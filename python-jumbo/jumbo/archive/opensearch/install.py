@@ -48,17 +48,17 @@ def _write_index(parsed):
     return names[-1] if names else None
 
 
-def problems(store):
+def problems(store, quick=True):
     """What is missing or stale, as (what, name, detail); empty when ready.
     Read-only requests that the writer role allows: two when everything is in place (one
     record's reply must fit in pScheduler's 2 minutes even on a slow archive), else one or
     two per name, to say which is missing or refused."""
-    if _ready_at_once(store):
+    if quick and ready_at_once(store):
         return []
     return _problems_one_by_one(store)
 
 
-def _ready_at_once(store):
+def ready_at_once(store):
     """True if every owned stream uses its template and every write index and jumbo index
     carries the current mapping version; False when that cannot be told in two requests (a
     name missing, a privilege refused: the detailed check says which)."""

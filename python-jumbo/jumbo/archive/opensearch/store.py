@@ -54,7 +54,7 @@ from ..errors import PermanentError, TransientError
 from . import ready
 from .client import (WRITER_MAX_ANSWER, BodyTooLarge, MisshapenAnswer, OpenSearchClient,
                      SetupError, error_reason)
-from .install import describe, install, problems as setup_problems
+from .install import describe, install, problems as setup_problems, ready_at_once
 from .layout import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LATEST_INDEX,
                      LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS, OWNED_TEST_TYPES, REJECTED_INDEX,
                      TEMPLATE_VERSION, WRITER_ROLE, compact_json, latest_document, templates)
@@ -100,8 +100,12 @@ class OpenSearchStore(OpenSearchClient):
             self._ready = True
             return
         try:
-            problems = setup_problems(self)
-            if problems and self.manage_templates:
+            # Two requests when all is in place. When not, straight to installing (if
+            # allowed) before the detailed check that names what is wrong: on a slow
+            # archive each request counts against the record's deadline.
+            if ready_at_once(self):
+                problems = []
+            elif self.manage_templates:
                 try:
                     install(self)
                 except MisshapenAnswer:
@@ -109,6 +113,8 @@ class OpenSearchStore(OpenSearchClient):
                 except PermanentError:
                     pass  # refused (no privileges): the check below says what to do
                 problems = setup_problems(self)
+            else:
+                problems = setup_problems(self, quick=False)
         except (TypeError, KeyError, AttributeError, IndexError) as err:
             raise MisshapenAnswer("checking the set-up: %s gave an answer of a shape OpenSearch "
                                   "does not give (%s %s): is the _url an OpenSearch?"
