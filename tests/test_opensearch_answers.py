@@ -152,3 +152,35 @@ def test_a_slow_archive_answers_retry_at_the_deadline_then_stores_once(opensearc
     finally:
         relay.close()
         drop_prefix(direct, prefix)
+
+
+def test_an_archive_set_up_by_the_archiver_goes_on_past_the_deadline(opensearch_url,
+                                                                      monkeypatch):
+    # The case: nothing set up yet, the archiver installs (up to 27 requests), each
+    # request held 1 s against a 4 s deadline. The install goes on on its own thread; the
+    # record is answered `retry` until it is done, then stored, once.
+    monkeypatch.setattr(archiver, "RECORD_DEADLINE", 4.0, raising=False)
+    prefix = "i%s_" % uuid.uuid4().hex[:8]
+    relay = SlowRelay(opensearch_url, delay=1.0)
+    record = json.dumps(dict(samples.pmtu_envelope(4, dest="ps-install"),
+                             data={"_url": "%s/?prefix=%s" % (relay.url, prefix)})).encode()
+    handler = archiver.Archiver()      # one archive process, as pScheduler's pool keeps it
+    try:
+        replies = []
+        while len(replies) < 15 and not (replies and replies[-1]["succeeded"]):
+            started = time.monotonic()
+            reply = dict(handler.handle([record])[0])
+            reply["seconds"] = time.monotonic() - started
+            replies.append(reply)
+        assert replies[0]["succeeded"] is False and replies[0]["retry"] == "PT1M", replies
+        assert "being set up by the archiver" in replies[0]["error"], replies
+        assert all(r["seconds"] < 4.0 + 1.5 for r in replies), replies   # answered, not killed
+        assert replies[-1]["succeeded"] is True, replies
+    finally:
+        handler.close()
+        relay.close()
+    direct = open_store("%s/?prefix=%s" % (opensearch_url, prefix))
+    try:
+        assert direct.count("pmtu") == 1
+    finally:
+        drop_prefix(direct, prefix)

@@ -48,12 +48,14 @@ import datetime
 import hashlib
 import re
 import sys
+import threading
+import time
 
 from .. import record as records
 from ..errors import PermanentError, TransientError
 from . import ready
-from .client import (WRITER_MAX_ANSWER, BodyTooLarge, MisshapenAnswer, OpenSearchClient,
-                     SetupError, error_reason)
+from .client import (WRITER_MAX_ANSWER, BodyTooLarge, DeadlineExceeded, MisshapenAnswer,
+                     OpenSearchClient, SetupError, error_reason)
 from .install import describe, install, problems as setup_problems, ready_at_once
 from .layout import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LATEST_INDEX,
                      LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS, OWNED_TEST_TYPES, REJECTED_INDEX,
@@ -80,6 +82,11 @@ class OpenSearchStore(OpenSearchClient):
         # suite's runs through Logstash (then only the jumbo_* indices are written here).
         self.pscheduler_streams = pscheduler_streams
         self._ready = False
+        # The install, when this store makes one: on its own thread and connection, so that
+        # it goes on past a record's deadline (see _install).
+        self._clone_args = (scheme, host, port, base_path, dict(
+            options, manage_templates=manage_templates, pscheduler_streams=pscheduler_streams))
+        self._installer = None
         # What names this archive's set-up, for the note kept across processes (hashed:
         # neither URL nor user name is written).
         self._ready_key = ready.key(self.url, self.prefix, self.pscheduler_streams,
@@ -99,6 +106,8 @@ class OpenSearchStore(OpenSearchClient):
         if self._ready or ready.is_ready(self._ready_key):
             self._ready = True
             return
+        if self._installer is not None:
+            self._install()  # one under way: wait for it (within the deadline) first
         try:
             # Two requests when all is in place. When not, straight to installing (if
             # allowed) before the detailed check that names what is wrong: on a slow
@@ -106,23 +115,54 @@ class OpenSearchStore(OpenSearchClient):
             if ready_at_once(self):
                 problems = []
             elif self.manage_templates:
-                try:
-                    install(self)
-                except MisshapenAnswer:
-                    raise
-                except PermanentError:
-                    pass  # refused (no privileges): the check below says what to do
+                self._install()
                 problems = setup_problems(self)
             else:
                 problems = setup_problems(self, quick=False)
         except (TypeError, KeyError, AttributeError, IndexError) as err:
-            raise MisshapenAnswer("checking the set-up: %s gave an answer of a shape OpenSearch "
-                                  "does not give (%s %s): is the _url an OpenSearch?"
-                                  % (self.url, type(err).__name__, str(err)[:80]))
+            raise _misshapen(self.url, "checking the set-up", err)
         if problems:
             raise SetupError(describe(self, problems))
         self._ready = True
         ready.note_ready(self._ready_key)
+
+    def _install(self):
+        """Install (up to 27 requests) on a thread of its own with its own connection, and
+        wait for it until the record's deadline. On a slow archive that outlasts one
+        record's 90 s, the record is answered `retry` and the install goes on: the next
+        record this process gets waits for it again, then writes. Its errors are left to the
+        detailed check that follows (refused privileges: SetupError naming the command)."""
+        if self._installer is None:
+            scheme, host, port, base_path, options = self._clone_args
+            clone = OpenSearchStore(scheme, host, port, base_path, **options)
+
+            def run():
+                try:
+                    install(clone)
+                except MisshapenAnswer as err:
+                    clone.misshapen = err
+                except (PermanentError, TransientError):
+                    pass  # refused or unreachable: the detailed check says which
+                except (TypeError, KeyError, AttributeError, IndexError) as err:
+                    clone.misshapen = _misshapen(self.url, "installing", err)
+                finally:
+                    clone.close()
+
+            clone.misshapen = None
+            self._clone = clone
+
+            self._installer = threading.Thread(target=run, name="jumbo-opensearch-install")
+            self._installer.daemon = True
+            self._installer.start()
+        wait = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        self._installer.join(wait)
+        if self._installer.is_alive():
+            raise DeadlineExceeded("OpenSearch at %s is being set up by the archiver (index "
+                                   "templates, streams, indices); it goes on after this "
+                                   "answer, retried" % self.url)
+        self._installer = None
+        if self._clone.misshapen is not None:
+            raise self._clone.misshapen
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -390,6 +430,12 @@ def _item_error(item, rec, latest=False):
     return RejectedDocument("run %s: %s rejected %s: %s (counted in %s)"
                             % (run, index, "field [%s]" % field if field else "the document",
                                reason, REJECTED_INDEX), field)
+
+
+def _misshapen(url, doing, err):
+    return MisshapenAnswer("%s: %s gave an answer of a shape OpenSearch does not give (%s %s): "
+                           "is the _url an OpenSearch?" % (doing, url, type(err).__name__,
+                                                           str(err)[:80]))
 
 
 def _now():
