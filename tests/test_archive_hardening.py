@@ -295,3 +295,10 @@ def test_a_retry_wait_beyond_a_week_is_refused(wait):
     assert answer == {"valid": False, "error": "At /retry-policy/0/wait: must be at most P7D"}
     data["retry-policy"][0]["wait"] = "P7D"
     assert archiver.data_is_valid(data) == {"valid": True}
+
+
+def test_the_report_refuses_a_login_over_plain_http_with_a_clean_error():
+    from jumbo.archive.queries import open_queries
+    from jumbo.archive.errors import ReportError
+    with pytest.raises(ReportError, match="would travel in clear to archive.example.org"):
+        open_queries("http://archive.example.org:9200", auth=("w", "s3cretpw"))
