@@ -42,10 +42,10 @@ def open_queries(url, **options):
         parts = check_url(url)
     except ValueError as err:
         raise ReportError(str(err))
-    if parts.scheme == "sqlite":
-        return reader_class("sqlite")(url)
     problem = plain_http_login_problem(parts.scheme, parts.hostname, bool(
         parts.username is not None or options.get("auth") or options.get("api_key")))
     if problem:
         raise ReportError(problem)
+    if parts.scheme == "sqlite":
+        return reader_class("sqlite")(url)
     return reader_class("opensearch")(url, **options)
