@@ -42,3 +42,15 @@ def _allow_scratch_stores():
 
 
 _allow_scratch_stores()
+
+
+# Issue 32: the archiver notes OpenSearch archives found set up (jumbo.archive.opensearch.ready)
+# in JUMBO_CACHE_DIR, default /var/lib/jumbo. The tests' notes go to a scratch directory of
+# this session (the archiver processes they start inherit it), never the host's.
+def _private_ready_notes():
+    import tempfile
+    if not os.environ.get("JUMBO_CACHE_DIR"):
+        os.environ["JUMBO_CACHE_DIR"] = tempfile.mkdtemp(prefix="jumbo-ready-notes-")
+
+
+_private_ready_notes()

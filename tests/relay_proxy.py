@@ -6,7 +6,9 @@ import http.client
 import http.server
 import json
 import ssl
+import sys
 import threading
+import time
 
 
 def json_answer(status, payload):
@@ -17,7 +19,7 @@ def json_answer(status, payload):
 class RelayProxy(object):
     """Relays to `upstream` (http://HOST:PORT); over TLS when given a certificate."""
 
-    def __init__(self, upstream, certfile=None, keyfile=None):
+    def __init__(self, upstream, certfile=None, keyfile=None, listen=("127.0.0.1", 0)):
         self.upstream = upstream.split("://", 1)[1].rstrip("/")
         self.requests = 0
         proxy = self
@@ -43,7 +45,8 @@ class RelayProxy(object):
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _relay
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = http.server.ThreadingHTTPServer(listen, Handler)
+        self.server.daemon_threads = True
         self.scheme = "http"
         if certfile:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -71,3 +74,24 @@ class RelayProxy(object):
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+class SlowRelay(RelayProxy):
+    """Every request relayed `delay` seconds late: an overloaded OpenSearch (issue 32, row 1)."""
+
+    def __init__(self, upstream, delay, **kwargs):
+        RelayProxy.__init__(self, upstream, **kwargs)
+        self.delay = delay
+
+    def intercept(self, method, path, headers, length):
+        time.sleep(self.delay)
+        return None
+
+
+if __name__ == "__main__":
+    # python3 relay_proxy.py UPSTREAM DELAY PORT: a SlowRelay on 127.0.0.1:PORT until killed
+    # (run inside a lab namespace by tests/integration/test_real_pscheduler_slow_archive.py).
+    relay = SlowRelay(sys.argv[1], float(sys.argv[2]), listen=("127.0.0.1", int(sys.argv[3])))
+    sys.stdout.write("relaying %s at %s\n" % (sys.argv[1], relay.url))
+    sys.stdout.flush()
+    relay.thread.join()

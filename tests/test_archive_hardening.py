@@ -230,3 +230,75 @@ def test_a_store_in_use_is_closed_only_when_its_records_are_written():
     assert closed == ["a"]
     cache.get("c", {})
     assert closed == ["a", "b"]
+
+
+# -- issue 32, row 10: an SQLite URI in place of a path --------------------------------------
+
+def test_an_sqlite_uri_name_never_opens_a_file_outside(policy, tmp_path, monkeypatch):
+    # Relative to a working directory inside the allowed one, the name passed the directory
+    # check; Debian's SQLite (SQLITE_USE_URI) then read it as a URI and made ../outside/pwn.db.
+    (tmp_path / "outside").mkdir()
+    monkeypatch.chdir(str(policy))
+    url = "sqlite:///file:..%2Foutside%2Fpwn.db?mode=rwc"
+    answer = archiver.data_is_valid({"_url": url})
+    assert answer["valid"] is False and "an SQLite URI, not a path" in answer["error"], answer
+    # The store itself (replay, a node whose limits file allows the directory) opens by path.
+    store = SQLiteStore("file:..%2Foutside%2Fpwn.db?mode=rwc")
+    try:
+        assert store.put_many([samples.pmtu_envelope(1)]) == [None]
+    finally:
+        store.close()
+    assert not (tmp_path / "outside" / "pwn.db").exists()
+    assert (policy / "file:..%2Foutside%2Fpwn.db?mode=rwc").is_file()
+
+
+# -- issue 32, row 12: no secret echoed, no login in clear, bounded waits ---------------------
+
+@pytest.mark.parametrize("url", [
+    "https://admin:s3cretpw",
+    "https://admin:s3cretpw/more",
+    "https://admin:s3c/retpw",
+    "http://admin:s3cretpw?prefix=x",
+])
+def test_a_login_without_its_at_sign_is_never_echoed(url):
+    answer = archiver.data_is_valid({"_url": url})
+    assert answer["valid"] is False and answer["error"].startswith("At /_url:"), answer
+    assert "s3cretpw" not in answer["error"] and "retpw" not in answer["error"], answer
+
+
+@pytest.mark.parametrize("data,member", [
+    ({"_url": "http://archive.example.org:9200", "_auth": {"username": "w", "password": "p"}},
+     "_auth"),
+    ({"_url": "http://w:p@archive.example.org:9200"}, "_url"),
+    ({"_url": "http://198.18.0.5:9200", "_api-key": "k"}, "_api-key"),
+])
+def test_a_login_over_plain_http_is_refused(data, member):
+    answer = archiver.data_is_valid(data)
+    assert answer["valid"] is False, answer
+    assert answer["error"].startswith("At /%s: a login over plain http would travel in clear"
+                                      % member), answer
+    with pytest.raises(Exception) as refused:
+        open_store(data["_url"], **archiver.store_options(data))
+    assert "would travel in clear" in str(refused.value)
+
+
+def test_a_login_over_https_or_to_loopback_is_accepted():
+    login = {"username": "w", "password": "p"}
+    for url in ("https://archive.example.org", "http://127.0.0.1:9200", "http://[::1]:9200"):
+        assert archiver.data_is_valid({"_url": url, "_auth": login}) == {"valid": True}, url
+
+
+@pytest.mark.parametrize("wait", ["P99999999999W", "P8D", "PT168H1S"])
+def test_a_retry_wait_beyond_a_week_is_refused(wait):
+    data = {"_url": "https://archive.example.org", "retry-policy": [{"attempts": 2, "wait": wait}]}
+    answer = archiver.data_is_valid(data)
+    assert answer == {"valid": False, "error": "At /retry-policy/0/wait: must be at most P7D"}
+    data["retry-policy"][0]["wait"] = "P7D"
+    assert archiver.data_is_valid(data) == {"valid": True}
+
+
+def test_the_report_refuses_a_login_over_plain_http_with_a_clean_error():
+    from jumbo.archive.queries import open_queries
+    from jumbo.archive.errors import ReportError
+    with pytest.raises(ReportError, match="would travel in clear to archive.example.org"):
+        open_queries("http://archive.example.org:9200", auth=("w", "s3cretpw"))

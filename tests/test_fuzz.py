@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import re
+import uuid
 
 import pytest
 from hypothesis import assume, given, strategies as st
@@ -23,6 +24,8 @@ import fuzz_strategies as fz
 import harness
 from fixtures import samples
 from jumbo.archive import archiver, record as records
+from jumbo.archive.errors import StoreError
+from jumbo.archive.opensearch.store import OpenSearchStore
 from jumbo.core import validate
 from jumbo.protocol import archiver as archiver_methods, jumbo_throughput, jumbocheck, pmtu
 from jumbo.report import inputs, render
@@ -199,7 +202,7 @@ def _mutated(base, changes, inner):
     return envelope
 
 
-@fz.budget(2)
+@fz.budget(1)
 @given(st.lists(_envelope_variants(), min_size=1, max_size=4))
 def test_record_mapping_and_archive_stream(tmp_path_factory, envelopes):
     for envelope in envelopes:
@@ -226,6 +229,81 @@ def test_record_mapping_and_archive_stream(tmp_path_factory, envelopes):
         assert isinstance(reply["succeeded"], bool)
         if not reply["succeeded"]:
             assert isinstance(reply["error"], str)
+
+
+# -- the OpenSearch answers the archiver parses (issue 32, row 5) -----------------------------
+# Weight 0.5 each, taken from test_record_mapping_and_archive_stream (2 -> 1): the budget of
+# `make test` is unchanged.
+
+class _AnsweredStore(OpenSearchStore):
+    """The archive's OpenSearch store with its HTTP exchange replaced by the fuzzed answers,
+    in order, then (404, no body): what is under test is everything after the exchange (the
+    set-up check, the _bulk items, the error texts). The exchange itself (chunks, byte cap,
+    timeouts) is tested against real servers in tests/test_opensearch_answers.py."""
+
+    def __init__(self, answers, manage_templates=False):
+        OpenSearchStore.__init__(self, "http", "127.0.0.1", 9, prefix="fz%s_" % uuid.uuid4().hex,
+                                 manage_templates=manage_templates)
+        self.answers = list(answers)
+
+    def request(self, method, path, body=None, ndjson=False):
+        return self.answers.pop(0) if self.answers else (404, None)
+
+
+_STATUS = st.one_of(st.sampled_from([200, 201, 400, 401, 403, 404, 409, 413, 429, 500, 503]),
+                    st.integers(0, 999))
+_ERROR = st.one_of(fz.json_values, st.fixed_dictionaries(
+    {"type": fz.hostile, "reason": st.one_of(fz.hostile, st.text(max_size=400))}))
+_ITEM = st.one_of(fz.json_values, st.dictionaries(
+    st.sampled_from(["create", "index"]), st.fixed_dictionaries(
+        {"status": st.one_of(_STATUS, fz.scalars)},
+        optional={"error": _ERROR, "_index": fz.scalars}), min_size=1, max_size=2))
+_BULK = st.one_of(fz.json_values, st.builds(
+    lambda items, errors: {"took": 1, "errors": errors, "items": items},
+    st.lists(_ITEM, min_size=0, max_size=5), st.booleans()))
+_STREAMS = st.builds(lambda entries: {"data_streams": entries}, st.lists(st.one_of(
+    fz.json_values, st.fixed_dictionaries({
+        "name": st.one_of(st.sampled_from(["pscheduler_pmtu", "pscheduler_jumbo-throughput"]),
+                          fz.scalars),
+        "template": st.one_of(fz.hostile, fz.scalars),
+        "indices": st.one_of(fz.json_values, st.lists(st.fixed_dictionaries(
+            {"index_name": st.one_of(fz.hostile, fz.scalars)}), max_size=2))})), max_size=3))
+_SETUP = st.one_of(fz.json_values, _STREAMS, st.dictionaries(fz.hostile, st.fixed_dictionaries(
+    {"mappings": st.one_of(fz.json_values, st.fixed_dictionaries(
+        {"_meta": st.one_of(fz.json_values, st.fixed_dictionaries(
+            {"managed-by": fz.hostile, "version": fz.scalars}))}))}), max_size=3))
+
+
+def _clean_store_error(err):
+    text = str(err)
+    assert isinstance(err, StoreError) and text and not CONTROL.search(text), repr(text)
+
+
+@fz.budget(0.5)
+@given(st.lists(st.tuples(_STATUS, _BULK), min_size=1, max_size=4))
+def test_opensearch_bulk_answers_give_an_outcome_per_record(answers):
+    store = _AnsweredStore(answers)
+    store._ready = True  # the set-up check has its own property below
+    try:
+        outcomes = store.write(store.prepare([samples.pmtu_envelope(1),
+                                              samples.pmtu_envelope(2, dest="ps-fz")]))
+    except StoreError as err:
+        _clean_store_error(err)
+        return
+    assert len(outcomes) == 2
+    for outcome in outcomes:
+        if outcome is not None:
+            _clean_store_error(outcome)
+
+
+@fz.budget(0.5)
+@given(st.lists(st.tuples(_STATUS, _SETUP), max_size=8), st.booleans())
+def test_opensearch_set_up_answers_give_ready_or_a_clean_error(answers, manage):
+    store = _AnsweredStore(answers, manage_templates=manage)
+    try:
+        store.ensure_ready()
+    except StoreError as err:
+        _clean_store_error(err)
 
 
 # -- the report's inputs: --sites, --volumes, stored labels ------------------------------------

@@ -24,6 +24,9 @@ MAX_TIMEOUT_SECONDS = 60
 # typo (attempts 1e9) from reading as intent.
 MAX_RETRY_ATTEMPTS = 1000
 MAX_RETRY_STEPS = 20
+# The longest wait between two tries: pScheduler adds the wait to now as a datetime, which
+# overflows (year 10000) for P99999999999W and fails the archiving in its daemon.
+MAX_RETRY_WAIT_SECONDS = 7 * 86400
 
 # Weeks and smaller only: pScheduler's RetryPolicy rejects years and months.
 DURATION_PATTERN = FIXED_DURATION_PATTERN
@@ -126,7 +129,11 @@ def check_data(data):
                 return False, "At /%s: only meaningful with an http(s) OpenSearch _url" % key
     elif scheme == "http" and ("ca-file" in data):
         return False, "At /ca-file: only meaningful with an https _url"
-    problem = data_checks.retry_policy_problem(data.get("retry-policy"))
+    if scheme == "http":
+        problem = data_checks.plain_http_login_problem(url, data)
+        if problem:
+            return False, problem
+    problem = data_checks.retry_policy_problem(data.get("retry-policy"), MAX_RETRY_WAIT_SECONDS)
     if problem:
         return False, problem
     if "timeout" in data:

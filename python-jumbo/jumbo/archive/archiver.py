@@ -10,7 +10,8 @@ Archive data (schema 1), every key optional:
   _api-key      "..."  sent as "Authorization: ApiKey ..." (not together with _auth)
   verify-ssl    boolean, default true (TLS certificate and host name checked)
   ca-file       path of a CA bundle to trust for https (e.g. the archive's self-signed CA)
-  timeout       ISO 8601 duration per request, default PT30S, at most PT1M (pScheduler
+  timeout       ISO 8601 duration of one whole request, default PT30S, at most PT1M; a
+                record's writes end within RECORD_DEADLINE whatever this says (pScheduler
                 waits 2 minutes for each reply)
   pscheduler-streams  boolean, default true (OpenSearch only): also store this suite's own
                 test types (pmtu) in perfSONAR's layout in pscheduler_<type>. Set false where
@@ -46,6 +47,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 from . import store_cache
 from .stores import open_store
@@ -58,13 +60,18 @@ from .envelope import Envelope, parse_record
 from .errors import PermanentError, StoreError, TransientError
 from .urls import default_url
 
-__all__ = ["BATCH_MAX", "DATA_V1", "DATA_VERSIONS", "DEFAULT_RETRY_POLICY", "DEFAULT_TIMEOUT",
+__all__ = ["BATCH_MAX", "RECORD_DEADLINE", "DATA_V1", "DATA_VERSIONS", "DEFAULT_RETRY_POLICY", "DEFAULT_TIMEOUT",
            "DURATION_PATTERN",
            "MAX_DATA_SCHEMA", "MAX_RETRY_ATTEMPTS", "MAX_RETRY_STEPS", "MAX_TIMEOUT_SECONDS",
            "Archiver", "Envelope", "check_data", "data_is_valid", "parse_record", "retry_wait",
            "serve", "store_options"]
 
 BATCH_MAX = 1000
+# One batch's writes end within this many seconds, then its records are answered `retry`:
+# pScheduler's archiver daemon waits 2 minutes for a reply (its --timeout, PT2M), then kills
+# the process, re-sends the record to a new one, and after 3 such tries drops the record
+# ("Possibly-permanent archiver error"). 30 s are left for starting Python on a busy node.
+RECORD_DEADLINE = 90.0
 PREPARE_CHUNK = 100
 GC_THRESHOLD = 20000
 RS = b"\x1e"
@@ -197,18 +204,28 @@ class Archiver(object):
             work.append((key, store, members, merged))
         return replies, work
 
-    def finish(self, job):
-        """Write a prepared batch to its stores; the complete list of replies."""
+    def finish(self, job, deadline=None):
+        """Write a prepared batch to its stores; the complete list of replies. The stores
+        that can (OpenSearch) end their requests at `deadline` (time.monotonic(); default
+        RECORD_DEADLINE from now) and answer `retry`."""
         replies, work = job
+        if deadline is None:
+            deadline = time.monotonic() + RECORD_DEADLINE
         for _key, store, members, prepared in work:
+            timed = hasattr(store, "deadline")
             try:
                 if isinstance(prepared, StoreError):
                     raise prepared
+                if timed:
+                    store.deadline = deadline
                 outcomes = store.write(prepared)
             except StoreError as err:
                 outcomes = [err] * len(members)
             except Exception as err:  # noqa: BLE001 - a bug must not lose the record
                 outcomes = [TransientError("%s: %s" % (type(err).__name__, err))] * len(members)
+            finally:
+                if timed:
+                    store.deadline = None
             self.stores.release(store, len(members))
             for (index, attempts, policy), outcome in zip(members, outcomes):
                 replies[index] = (_OK if outcome is None

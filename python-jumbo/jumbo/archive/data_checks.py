@@ -7,8 +7,9 @@ data-is-valid runs on the node that archives, so what it checks here is what the
 """
 
 import ssl
+from urllib.parse import urlsplit
 
-from .urls import default_url
+from .urls import default_url, plain_http_login_problem as login_problem
 from ..core import limits
 from ..core.units import duration_seconds_or_none
 
@@ -42,8 +43,22 @@ def ca_file_problem(path):
     return None
 
 
-def retry_policy_problem(policy):
+def plain_http_login_problem(url, data):
+    """Why an http `_url` must not carry the data's login (None: it may)."""
+    parts = urlsplit(url)
+    for member, given in (("_auth", "_auth" in data), ("_api-key", "_api-key" in data),
+                          ("_url", parts.username is not None)):
+        problem = login_problem(parts.scheme, parts.hostname, given)
+        if problem:
+            return "At /%s: %s" % (member, problem)
+    return None
+
+
+def retry_policy_problem(policy, max_wait):
     for index, step in enumerate(policy or ()):
-        if not duration_seconds_or_none(step["wait"]):
+        seconds = duration_seconds_or_none(step["wait"])
+        if not seconds:
             return "At /retry-policy/%d/wait: must be longer than PT0S" % index
+        if seconds > max_wait:
+            return "At /retry-policy/%d/wait: must be at most P%dD" % (index, max_wait // 86400)
     return None

@@ -14,7 +14,7 @@ import importlib
 
 from .errors import ReportError
 from .query_base import LATEST_FIELDS, STATES, Latest, Queries, Window, state_of
-from .urls import check_url
+from .urls import check_url, plain_http_login_problem
 
 # The reader of each kind of store, loaded by name once a URL names it: a report on SQLite
 # never loads the HTTP and TLS stack, and one on OpenSearch not the SQLite store (the report's
@@ -42,6 +42,10 @@ def open_queries(url, **options):
         parts = check_url(url)
     except ValueError as err:
         raise ReportError(str(err))
+    problem = plain_http_login_problem(parts.scheme, parts.hostname, bool(
+        parts.username is not None or options.get("auth") or options.get("api_key")))
+    if problem:
+        raise ReportError(problem)
     if parts.scheme == "sqlite":
         return reader_class("sqlite")(url)
     # An OpenSearch archive may hold runs that came only through perfSONAR's http archiver

@@ -4,6 +4,7 @@
   http(s)://[user:pass@]HOST[:PORT][/base-path][?prefix=NAME]  jumbo.archive.opensearch.store
 """
 
+import ipaddress
 import os
 from urllib.parse import urlsplit
 
@@ -19,13 +20,23 @@ def default_url():
 
 
 def redact_url(url):
-    """`url` fit for a message: what stands before an `@` (user:password) becomes ***."""
-    if "@" not in url:
-        return url
+    """`url` fit for a message: a login (what stands before an `@`) becomes ***, and so does
+    a port that is not a number and all after it (`https://user:SECRET` without `@` reads as
+    host `user`, port `SECRET`)."""
     scheme, separator, rest = url.partition("://")
     if not separator:
         scheme, rest = "", url
-    return "%s%s***@%s" % (scheme, separator, rest.rsplit("@", 1)[1])
+    hidden = ""
+    if "@" in rest:
+        # Everything before the last `@`: a password may hold `/`, `?` or `#`.
+        hidden, rest = "***@", rest.rsplit("@", 1)[1]
+    authority, slash, tail = rest.partition("/")
+    host = authority
+    name, colon, port = host.rpartition(":")
+    if colon and not port.isdigit() and "]" not in port:
+        # Likely `user:password` without its `@`, and the password may go on past a `/`.
+        host, slash, tail = name + ":***", "", ""
+    return "%s%s%s%s%s%s" % (scheme, separator, hidden, host, slash, tail)
 
 
 def check_url(url):
@@ -59,3 +70,20 @@ def _check_url(url):
         except ValueError:
             raise ValueError("bad OpenSearch URL %r: the port is not a number" % url)
     return parts
+
+
+def _loopback(host):
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def plain_http_login_problem(scheme, host, has_login):
+    """Why a login must not go to this URL (None: it may). Basic auth and API keys travel in
+    clear over http; a loopback address never leaves the host, where an OpenSearch behind a
+    local TLS-terminating proxy or a test node listens."""
+    if has_login and scheme == "http" and not _loopback(host or ""):
+        return ("a login over plain http would travel in clear to %s: use an https _url "
+                "(only a loopback address may take a login over http)" % host)
+    return None

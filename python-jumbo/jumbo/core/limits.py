@@ -105,6 +105,11 @@ def sqlite_directories(default_store_path=None):
 
 def sqlite_path_problem(store_path, default_store_path=None):
     """None if a SQLite store may live at `store_path`, else why not (naming the policy)."""
+    if store_path.startswith("file:"):
+        # SQLite reads such a name as a URI, whose own path (percent-decoded) and options
+        # would decide where the file is, not the path checked here.
+        return ("%s is an SQLite URI, not a path: give the store's path "
+                "(sqlite:////absolute/path.db)" % store_path)
     real = os.path.realpath(os.path.abspath(store_path))
     allowed = sqlite_directories(default_store_path)
     for directory in allowed:

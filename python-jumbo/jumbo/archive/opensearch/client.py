@@ -8,11 +8,19 @@ URL: http(s)://[user:pass@]HOST[:PORT][/base-path][?prefix=NAME]
   * `prefix` is prepended to every index, data stream, template and alias name
     (tests use it to stay apart; production leaves it empty).
 Credentials: basic auth from the URL or `auth=(user, password)`, or `api_key`
-("ApiKey <value>" header). TLS verification is on unless verify_ssl=False;
-`ca_file` adds a CA bundle. Every request has a timeout (default 30 s).
+("ApiKey <value>" header), only over https (or to a loopback address: the secret never
+leaves the host). TLS verification is on unless verify_ssl=False; `ca_file` adds a CA
+bundle.
+
+Bounds: every request ends within its timeout (default 30 s), the whole request, not each
+read, so an answer trickled byte by byte cannot hold it; `deadline` (a time.monotonic()
+value, set by the archiver for one record's writes) ends it sooner. An answer is read in
+chunks up to `max_answer_bytes` (the archiver's writer: WRITER_MAX_ANSWER): a task author
+chooses the `_url`, and what it answers must not take the node's memory.
 
 Transport outcomes: connection errors, timeouts and TLS errors other than verification are
-transient; a TLS verification failure is permanent; a pooled connection the server closed
+transient; a TLS verification failure, an answer over the byte cap and an answer of a shape
+no OpenSearch gives (MisshapenAnswer) are permanent; a pooled connection the server closed
 is retried once.
 """
 
@@ -21,18 +29,36 @@ import http.client
 import json
 import socket
 import ssl
+import time
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import PermanentError, TransientError
+from ..urls import plain_http_login_problem
 from .layout import CHECK_COMMAND, OWNED_TEST_TYPES, WRITER_ROLE, compact_json, stream_name
 
 DEFAULT_TIMEOUT = 30.0
+# The largest answer read. Reads (the report's scroll pages of 10,000 packed hits) stay in
+# a few MB; the writer's answers (one _bulk item per document, set-up checks) well under 1 MB
+# for a batch of 1,000 records. json.loads of a hostile answer can take ~25 times its size.
+MAX_ANSWER_BYTES = 64 << 20
+WRITER_MAX_ANSWER = 8 << 20
+READ_CHUNK = 1 << 16
+REASON_MAX = 300
 
 
 class SetupError(TransientError):
     """The archive is not set up for this store (missing/stale template, stream or index,
     or privileges refused). Transient: the run waits (retry policy) until an admin has run
     SETUP_COMMAND; the message says what is wrong and names the command."""
+
+
+class DeadlineExceeded(TransientError):
+    """The record's deadline passed before OpenSearch answered: ask pScheduler to retry."""
+
+
+class MisshapenAnswer(PermanentError):
+    """An answer that is not what OpenSearch gives to the request (wrong shape, too large):
+    retrying the same URL gets the same answer."""
 
 
 def _tls_context(verify_ssl, ca_file):
@@ -60,9 +86,15 @@ class OpenSearchClient(object):
     """One keep-alive connection to one OpenSearch (not shared between threads)."""
 
     def __init__(self, scheme, host, port, base_path="", auth=None, api_key=None,
-                 verify_ssl=True, ca_file=None, timeout=DEFAULT_TIMEOUT, prefix="", **_ignored):
+                 verify_ssl=True, ca_file=None, timeout=DEFAULT_TIMEOUT, prefix="",
+                 max_answer_bytes=MAX_ANSWER_BYTES, **_ignored):
         """`_ignored`: options of the archive data that concern the store only."""
+        problem = plain_http_login_problem(scheme, host, bool(auth or api_key))
+        if problem:
+            raise PermanentError(problem)
         self.scheme, self.host, self.port = scheme, host, port
+        self.max_answer_bytes = max_answer_bytes
+        self.deadline = None
         self.base_path = base_path.rstrip("/")
         self.timeout = timeout or DEFAULT_TIMEOUT
         self.prefix = prefix or ""
@@ -97,11 +129,54 @@ class OpenSearchClient(object):
 
     # -- HTTP -------------------------------------------------------------------------------
 
-    def _connect(self):
+    def _connect(self, timeout):
         if self.scheme == "https":
-            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
                                                context=self.context)
-        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def _left(self, end):
+        """Seconds left before `end` or the record's deadline, whichever is first."""
+        now = time.monotonic()
+        left = end - now
+        if self.deadline is not None and self.deadline - now < left:
+            left = self.deadline - now
+            if left <= 0:
+                raise DeadlineExceeded("OpenSearch at %s did not answer within the record's "
+                                       "deadline (pScheduler waits 2 minutes for a reply)"
+                                       % self.url)
+        if left <= 0:
+            raise socket.timeout("request timeout")
+        return left
+
+    def _read(self, response, sock, end):
+        """The answer's body, read in chunks up to max_answer_bytes, within `end`."""
+        declared = response.getheader("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_answer_bytes:
+            self.close()
+            raise self._too_large()
+        chunks, size = [], 0
+        while True:
+            if sock is not None:
+                sock.settimeout(self._left(end))
+            # read1: one receive at a time, each within what is left of the request's time
+            # (read() would wait for the whole chunk, however slowly it comes).
+            chunk = response.read1(READ_CHUNK)
+            if not chunk:
+                if response.length:  # closed before the length it announced
+                    raise http.client.IncompleteRead(b"".join(chunks), response.length)
+                response.read()  # marks the answer whole: the connection can be used again
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > self.max_answer_bytes:
+                self.close()
+                raise self._too_large()
+            chunks.append(chunk)
+
+    def _too_large(self):
+        return MisshapenAnswer("the answer of %s is over %d MiB, more than OpenSearch gives to "
+                               "this request: is the _url an OpenSearch?"
+                               % (self.url, self.max_answer_bytes >> 20))
 
     def close(self):
         if self._conn is not None:
@@ -121,14 +196,21 @@ class OpenSearchClient(object):
         if ndjson:
             headers["Content-Type"] = "application/x-ndjson"
         url = self.base_path + path
+        end = time.monotonic() + self.timeout
         for attempt in (1, 2):
             fresh = self._conn is None
-            if fresh:
-                self._conn = self._connect()
             try:
+                left = self._left(end)
+                if fresh:
+                    self._conn = self._connect(left)
+                elif self._conn.sock is not None:
+                    self._conn.sock.settimeout(left)
                 self._conn.request(method, url, body=body, headers=headers)
+                sock = self._conn.sock
+                if sock is not None:
+                    sock.settimeout(self._left(end))
                 response = self._conn.getresponse()
-                data = response.read()
+                data = self._read(response, sock, end)
                 status = response.status
                 if response.getheader("connection", "").lower() == "close":
                     self.close()
@@ -142,8 +224,15 @@ class OpenSearchClient(object):
             except ssl.CertificateError as err:
                 self.close()
                 raise PermanentError("TLS certificate of %s does not match: %s" % (self.url, err))
+            except DeadlineExceeded:
+                self.close()
+                raise
             except socket.timeout:
                 self.close()
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    raise DeadlineExceeded("OpenSearch at %s did not answer within the "
+                                           "record's deadline (pScheduler waits 2 minutes "
+                                           "for a reply)" % self.url)
                 raise TransientError("timeout after %gs talking to %s" % (self.timeout, self.url))
             except (OSError, http.client.HTTPException) as err:
                 self.close()
@@ -198,10 +287,24 @@ class OpenSearchClient(object):
             raise error("bulk write: HTTP %d from %s: %s%s" % (
                 status, self.url, error_reason(parsed) or "no reason given", _PROXY_HINTS[status]))
         self.check(status, parsed, "bulk write")
-        items = (parsed or {}).get("items")
-        if not isinstance(items, list) or len(items) != expected:
-            raise TransientError("bulk write: unexpected answer from %s" % self.url)
-        return [list(item.values())[0] for item in items]
+        return bulk_items(parsed, expected, self.url)
+
+
+def bulk_items(parsed, expected, url):
+    """The `expected` item answers of a 2xx _bulk answer, each a dict with an integer
+    `status`; MisshapenAnswer for anything else."""
+    items = parsed.get("items") if isinstance(parsed, dict) else None
+    if not isinstance(items, list) or len(items) != expected:
+        raise MisshapenAnswer("bulk write: %s answered without the %d item results of a _bulk "
+                              "answer: is the _url an OpenSearch?" % (url, expected))
+    answers = []
+    for item in items:
+        answer = next(iter(item.values())) if isinstance(item, dict) and len(item) == 1 else None
+        if not isinstance(answer, dict) or type(answer.get("status")) is not int:
+            raise MisshapenAnswer("bulk write: %s answered an item without an integer status: "
+                                  "is the _url an OpenSearch?" % url)
+        answers.append(answer)
+    return answers
 
 
 class BodyTooLarge(TransientError):
@@ -221,5 +324,11 @@ def error_reason(parsed):
         return None
     error = parsed.get("error")
     if isinstance(error, dict):
-        return "%s: %s" % (error.get("type"), error.get("reason"))
-    return error if isinstance(error, str) else None
+        text = "%s: %s" % (error.get("type"), error.get("reason"))
+    elif isinstance(error, str):
+        text = error
+    else:
+        return None
+    # The server's words, in a message pScheduler keeps: bounded, printable.
+    text = "".join(c if c.isprintable() else "?" for c in text[:REASON_MAX + 1])
+    return text if len(text) <= REASON_MAX else text[:REASON_MAX] + "..."

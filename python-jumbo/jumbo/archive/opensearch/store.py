@@ -49,15 +49,19 @@ import datetime
 import hashlib
 import re
 import sys
+import threading
+import time
 
 from .. import directed
 from .. import record as records
 from ..errors import PermanentError, TransientError
-from .client import BodyTooLarge, OpenSearchClient, SetupError, error_reason
-from .install import describe, install, problems as setup_problems
+from . import ready
+from .client import (WRITER_MAX_ANSWER, BodyTooLarge, DeadlineExceeded, MisshapenAnswer,
+                     OpenSearchClient, SetupError, error_reason)
+from .install import describe, install, problems as setup_problems, ready_at_once
 from .layout import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LATEST_INDEX,
                      LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS, OWNED_TEST_TYPES, REJECTED_INDEX,
-                     WRITER_ROLE, compact_json, latest_document, templates)
+                     TEMPLATE_VERSION, WRITER_ROLE, compact_json, latest_document, templates)
 from .logstash import envelope_hrefs, href_id, logstash_document
 
 # Names tests and benchmarks take from here.
@@ -71,6 +75,7 @@ class OpenSearchStore(OpenSearchClient):
 
     def __init__(self, scheme, host, port, base_path="", manage_templates=True,
                  pscheduler_streams=True, **options):
+        options.setdefault("max_answer_bytes", WRITER_MAX_ANSWER)
         OpenSearchClient.__init__(self, scheme, host, port, base_path, **options)
         # manage_templates: at the first write, install what is missing if allowed
         # (False: only check, and fail with SETUP_COMMAND).
@@ -79,6 +84,15 @@ class OpenSearchStore(OpenSearchClient):
         # suite's runs through Logstash (then only the jumbo_* indices are written here).
         self.pscheduler_streams = pscheduler_streams
         self._ready = False
+        # The install, when this store makes one: on its own thread and connection, so that
+        # it goes on past a record's deadline (see _install).
+        self._clone_args = (scheme, host, port, base_path, dict(
+            options, manage_templates=manage_templates, pscheduler_streams=pscheduler_streams))
+        self._installer = None
+        # What names this archive's set-up, for the note kept across processes (hashed:
+        # neither URL nor user name is written).
+        self._ready_key = ready.key(self.url, self.prefix, self.pscheduler_streams,
+                                    TEMPLATE_VERSION, (options.get("auth") or ("",))[0])
         # Counted for the process's life (the persistent count of rejections is the
         # jumbo_rejected index).
         self.rejections = 0
@@ -89,19 +103,68 @@ class OpenSearchStore(OpenSearchClient):
         return templates(self.prefix)
 
     def ensure_ready(self):
-        """Check once that the owned streams and indices are in place; install if allowed."""
-        if self._ready:
+        """Check once that the owned streams and indices are in place; install if allowed.
+        Once per process, and once per READY_TTL across processes (jumbo.archive.opensearch.ready)."""
+        if self._ready or ready.is_ready(self._ready_key):
+            self._ready = True
             return
-        problems = setup_problems(self)
-        if problems and self.manage_templates:
-            try:
-                install(self)
-            except PermanentError:
-                pass  # refused (no privileges): the check below says what to do
-            problems = setup_problems(self)
+        if self._installer is not None:
+            self._install()  # one under way: wait for it (within the deadline) first
+        try:
+            # Two requests when all is in place. When not, straight to installing (if
+            # allowed) before the detailed check that names what is wrong: on a slow
+            # archive each request counts against the record's deadline.
+            if ready_at_once(self):
+                problems = []
+            elif self.manage_templates:
+                self._install()
+                problems = setup_problems(self)
+            else:
+                problems = setup_problems(self, quick=False)
+        except (TypeError, KeyError, AttributeError, IndexError) as err:
+            raise _misshapen(self.url, "checking the set-up", err)
         if problems:
             raise SetupError(describe(self, problems))
         self._ready = True
+        ready.note_ready(self._ready_key)
+
+    def _install(self):
+        """Install (up to 27 requests) on a thread of its own with its own connection, and
+        wait for it until the record's deadline. On a slow archive that outlasts one
+        record's 90 s, the record is answered `retry` and the install goes on: the next
+        record this process gets waits for it again, then writes. Its errors are left to the
+        detailed check that follows (refused privileges: SetupError naming the command)."""
+        if self._installer is None:
+            scheme, host, port, base_path, options = self._clone_args
+            clone = OpenSearchStore(scheme, host, port, base_path, **options)
+
+            def run():
+                try:
+                    install(clone)
+                except MisshapenAnswer as err:
+                    clone.misshapen = err
+                except (PermanentError, TransientError):
+                    pass  # refused or unreachable: the detailed check says which
+                except (TypeError, KeyError, AttributeError, IndexError) as err:
+                    clone.misshapen = _misshapen(self.url, "installing", err)
+                finally:
+                    clone.close()
+
+            clone.misshapen = None
+            self._clone = clone
+
+            self._installer = threading.Thread(target=run, name="jumbo-opensearch-install")
+            self._installer.daemon = True
+            self._installer.start()
+        wait = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        self._installer.join(wait)
+        if self._installer.is_alive():
+            raise DeadlineExceeded("OpenSearch at %s is being set up by the archiver (index "
+                                   "templates, streams, indices); it goes on after this "
+                                   "answer, retried" % self.url)
+        self._installer = None
+        if self._clone.misshapen is not None:
+            raise self._clone.misshapen
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -172,6 +235,11 @@ class OpenSearchStore(OpenSearchClient):
         self.ensure_ready()
         try:
             items = self.bulk(lines, sum(count for _, _, count in prepared))
+        except SetupError:
+            # Privileges withdrawn or the set-up undone since it was noted: check next time.
+            self._ready = False
+            ready.forget(self._ready_key)
+            raise
         except BodyTooLarge:
             if len(prepared) == 1:
                 raise
@@ -372,6 +440,12 @@ def _item_error(item, rec, latest=False):
     return RejectedDocument("run %s: %s rejected %s: %s (counted in %s)"
                             % (run, index, "field [%s]" % field if field else "the document",
                                reason, REJECTED_INDEX), field)
+
+
+def _misshapen(url, doing, err):
+    return MisshapenAnswer("%s: %s gave an answer of a shape OpenSearch does not give (%s %s): "
+                           "is the _url an OpenSearch?" % (doing, url, type(err).__name__,
+                                                           str(err)[:80]))
 
 
 def _now():

@@ -255,8 +255,10 @@ class SQLiteStore(object):
             if not identity.check_existing(path):
                 identity.create(path, _mark_new)
                 identity.check_existing(path)
-            self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
-                                        check_same_thread=False)
+            # By absolute path: SQLite built with SQLITE_USE_URI (Debian's) reads a name
+            # starting with `file:` as a URI (`file:..%2Fx.db?mode=rwc` opens ../x.db).
+            self.conn = sqlite3.connect(os.path.abspath(path), timeout=timeout,
+                                        isolation_level=None, check_same_thread=False)
             self.conn.execute("PRAGMA busy_timeout = %d" % int(timeout * 1000))
             try:
                 identity.check_marker(self.conn, path, SCHEMA_VERSION)
