@@ -31,13 +31,13 @@ installs, overrides or extends a template, mapping or setting of those. It owns:
                   conflict): run, stream, field, reason. The count is what
                   `python3 -m jumbo.archive.opensearch.setup check` prints.
 
-Runs of other test types (trace, throughput, latency, latencybg, rtt) are NOT
-written to perfSONAR's streams: perfSONAR's own archiving stores them there.
+Runs of other test types (trace, throughput, latency, latencybg, rtt) are NOT written to
+perfSONAR's streams: perfSONAR's own archiving stores them there.
 
 Set-up and privileges: jumbo.archive.opensearch.setup (one-time `install` by an admin, and
-`check`). The store checks at its first write that its streams and indices are
-in place (read-only requests the writer role allows) and, if they are not, tries
-to install them; when that is refused it fails loudly with the command to run.
+`check`). The store checks at its first write that its streams and indices are in place
+(read-only requests the writer role allows) and, if not, tries to install them; when that
+is refused it fails loudly with the command to run.
 
 Item outcomes: 201/200/409 stored; 429, 5xx, connection errors and timeouts
 transient; 401/403 (credentials, privileges), TLS verification failures and 400
