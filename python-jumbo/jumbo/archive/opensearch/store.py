@@ -1,15 +1,14 @@
 """The OpenSearch store, living beside perfSONAR's own archive (OpenSearch 2.x): the writer
 (put_many = prepare + write) and the few reads the archiver, replay and set-up need.
 
-The HTTP client (URL, credentials, TLS, retries) is jumbo.archive.opensearch.client, the
-names, mappings and templates jumbo.archive.opensearch.layout, the perfSONAR-shaped document
-jumbo.archive.opensearch.logstash, the set-up jumbo.archive.opensearch.install / setup.
+Beside it in this package: client (URL, credentials, TLS, retries), layout (names, mappings,
+templates), logstash (the perfSONAR-shaped document), install / setup (the set-up).
 
 What this store owns, and nothing else
 --------------------------------------
-perfSONAR's archive owns the `pscheduler_*` template (priority 0) and every
-`pscheduler_<type>` data stream its Logstash pipeline writes. This store never
-installs, overrides or extends a template, mapping or setting of those. It owns:
+perfSONAR's archive owns the `pscheduler_*` template (priority 0) and every `pscheduler_<type>`
+data stream its Logstash pipeline writes. This store never installs, overrides or extends a
+template, mapping or setting of those. It owns:
 
   pscheduler_<type> for the types in OWNED_TEST_TYPES (this suite's own tests):
       template `jumbo_pscheduler_<type>`, pattern exactly that stream, priority 1,
@@ -27,9 +26,9 @@ installs, overrides or extends a template, mapping or setting of those. It owns:
                   start in epoch ms, version_type external_gte (older retry = 409);
                   with the record's fields, `row_v1` and `locate_v1`: the ones the
                   report reads, packed in binary doc values (latest_document()).
-  jumbo_rejected  one document per run whose document a stream refused (mapping
-                  conflict): run, stream, field, reason. The count is what
-                  `python3 -m jumbo.archive.opensearch.setup check` prints.
+  jumbo_rejected  one document per run whose document a stream refused (mapping conflict):
+                  run, stream, field, reason; `python3 -m jumbo.archive.opensearch.setup
+                  check` prints the count.
 
 Runs of other test types (trace, throughput, latency, latencybg, rtt) are NOT written to
 perfSONAR's streams: perfSONAR's own archiving stores them there.
@@ -39,10 +38,10 @@ Set-up and privileges: jumbo.archive.opensearch.setup (one-time `install` by an 
 (read-only requests the writer role allows) and, if not, tries to install them; when that
 is refused it fails loudly with the command to run.
 
-Item outcomes: 201/200/409 stored; 429, 5xx, connection errors and timeouts
-transient; 401/403 (credentials, privileges), TLS verification failures and 400
-(mapping conflict, parse error) permanent. A failure to update jumbo_latest never
-fails a run whose history was stored: it is counted (latest_failures) and logged.
+Item outcomes: 201/200/409 stored; 429, 5xx, connection errors and timeouts transient;
+401/403 (credentials, privileges), TLS verification failures and 400 (mapping conflict, parse
+error) permanent. A failure to update jumbo_latest never fails a run whose history was
+stored: it is counted (latest_failures) and logged.
 """
 
 import datetime
@@ -52,8 +51,7 @@ import sys
 import threading
 import time
 
-from .. import directed
-from .. import record as records
+from .. import directed, record as records
 from ..errors import PermanentError, TransientError
 from . import ready
 from .client import (WRITER_MAX_ANSWER, BodyTooLarge, DeadlineExceeded, MisshapenAnswer,
