@@ -8,12 +8,15 @@ and create the pmtu and jumbo-throughput tasks. Ground truth comes from the same
 lab is built from (lab.topology), checked with the demo's own self-check (demo/checks.py).
 
 Names: every namespace starts with `jm-` (Lab prefix "jm"); the work directory is $RPS
-(default /srv/jmesh); OpenSearch listens on OPENSEARCH_PORT (default 9271) at the archive
-host's lab address. The root namespace's network is never touched.
+$MESH_RPS (default /srv/jmesh); OpenSearch listens on RPS_OPENSEARCH_PORT (default 9261, as
+the two-node lab's) at the archive host's lab address, with a data directory of its own
+(var/opensearch/node-mesh-PORT, emptied at start). The root namespace's network is never touched.
 """
 
+import concurrent.futures
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -163,12 +166,13 @@ class Mesh(object):
     """The running mesh: network, OpenSearch, nodes, agents. `down()` removes all of it and is
     safe to call twice (also from a signal handler)."""
 
-    def __init__(self, sites=DEMO_SITES, rps=None, port=None, repeat="PT10M", slip="PT2M",
+    def __init__(self, sites=DEMO_SITES, rps=None, port=None, repeat="PT10M", slip="PT8M",
                  say=None):
         self.sites = tuple(sites)
         self.topology = topology(self.sites)
-        self.rps = rps or os.environ.get("RPS", "/srv/jmesh")
-        self.port = int(port or os.environ.get("OPENSEARCH_PORT", "9271"))
+        # Not $RPS: the two-node lab of tests/integration may be up in the same session.
+        self.rps = rps or os.environ.get("MESH_RPS", "/srv/jmesh")
+        self.port = int(port or os.environ.get("RPS_OPENSEARCH_PORT", "9261"))
         self.repeat, self.slip = repeat, slip
         self.say = say or (lambda text: print(text, flush=True))
         self.net = None
@@ -215,9 +219,12 @@ class Mesh(object):
             raise RuntimeError("node build failed:\n" + done.stdout[-3000:])
         self.say("   node tree built once in %.0f s (upstream pScheduler 5.2.5 + the suite's "
                  "packages)" % (time.monotonic() - t0))
-        for site in self.sites:
-            self.started_nodes.append(site)
-            done = self.nodes_sh("start", site)
+        # Nodes start side by side: each is its own directory, cluster and namespace.
+        self.started_nodes = list(self.sites)
+        with concurrent.futures.ThreadPoolExecutor(len(self.sites)) as pool:
+            started = list(pool.map(lambda site: (site, self.nodes_sh("start", site)),
+                                    self.sites))
+        for site, done in started:
             if done.returncode != 0:
                 raise RuntimeError("node %s did not start:\n%s" % (site, done.stdout[-3000:]))
         self.say("   %d pScheduler nodes up after %.0f s" % (len(self.sites), time.monotonic() - t0))
@@ -239,9 +246,19 @@ class Mesh(object):
                 break
             time.sleep(0.1)
 
+    def opensearch_env(self):
+        return dict(os.environ, OPENSEARCH_PORT=str(self.port), OPENSEARCH_INSTANCE=self.instance,
+                    OPENSEARCH_HOST=self.topology.address(ARCHIVE))
+
+    @property
+    def instance(self):
+        return "mesh-%d" % self.port
+
     def _opensearch(self):
-        env = dict(os.environ, OPENSEARCH_PORT=str(self.port),
-                   OPENSEARCH_HOST=self.topology.address(ARCHIVE))
+        env = self.opensearch_env()
+        # A fresh archive every time: a previous mesh's results would pass for this one's.
+        shutil.rmtree(os.path.join(ROOT, "var", "opensearch", "node-" + self.instance, "data"),
+                      ignore_errors=True)
         self.opensearch_up = True
         done = subprocess.run(self.net.argv(ARCHIVE, ["bash", OPENSEARCH_SH, "start"]), env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -374,9 +391,8 @@ class Mesh(object):
             self.nodes_sh("stop", site, timeout=120)
         self.started_nodes = []
         if self.opensearch_up and self.net is not None:
-            env = dict(os.environ, OPENSEARCH_PORT=str(self.port),
-                       OPENSEARCH_HOST=self.topology.address(ARCHIVE))
-            subprocess.run(self.net.argv(ARCHIVE, ["bash", OPENSEARCH_SH, "stop"]), env=env,
+            subprocess.run(self.net.argv(ARCHIVE, ["bash", OPENSEARCH_SH, "stop"]),
+                           env=self.opensearch_env(),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
             self.opensearch_up = False
         if self.net is not None:

@@ -11,7 +11,7 @@
 # The distribution has no security and no ISM plugins: plain HTTP, on loopback unless OPENSEARCH_HOST
 # names a lab address (the real mesh runs it in a namespace of its own, lab/real_pscheduler/mesh.py). It refuses to run
 # as root, so it runs as the dedicated system user $OPENSEARCH_USER (created here when run as root).
-# Data, logs and the pid file of each port live in var/opensearch/node-$PORT/.
+# Data, logs and the pid file of each port live in var/opensearch/node-$PORT/ (node-$OPENSEARCH_INSTANCE/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -24,7 +24,9 @@ OS_USER=${OPENSEARCH_USER:-jumboos}
 JAVA=${OPENSEARCH_JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 BASE=$ROOT/var/opensearch
 HOME_DIR=$BASE/opensearch-$VERSION
-NODE=$BASE/node-$PORT
+# OPENSEARCH_INSTANCE: a data directory of its own for an instance in another namespace that
+# may use the same port number at the same time (the real mesh's archive)
+NODE=$BASE/node-${OPENSEARCH_INSTANCE:-$PORT}
 PIDFILE=$NODE/opensearch.pid
 OUTFILE=$NODE/console.log
 WAIT=${OPENSEARCH_WAIT:-90}
