@@ -211,6 +211,8 @@ def main(argv=None):
         ok = arrived and reported and good == len(results) and not bad
     except KeyboardInterrupt as exc:
         say("\ndemo-mesh: interrupted (%s), removing the mesh" % (exc or "Ctrl-C"))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        say("demo-mesh: %s" % exc)
     finally:
         memory.sample()
         mesh.down()

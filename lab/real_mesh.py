@@ -213,7 +213,22 @@ class Mesh(object):
         self.say("   network: %d namespaces (%s-*), %d links, both families" % (
             len(self.topology.nodes), PREFIX, len(self.topology.links)))
         self._syslog_sink()
-        self._opensearch()
+        # OpenSearch starts (a minute or more on a busy machine) while the nodes are built.
+        archive = concurrent.futures.ThreadPoolExecutor(1)
+        opensearch = archive.submit(self._opensearch)
+        archive.shutdown(wait=False)
+        try:
+            self._nodes(t0)
+        finally:
+            opensearch.result()  # raises what the start raised, after the nodes are started
+        self._serve_template()
+        for site in self.sites:
+            self._start_agent(site)
+        self.say("   pSConfig pScheduler agent running on every node (remote: %s)"
+                 % self.template_url)
+        return self
+
+    def _nodes(self, t0):
         done = self.nodes_sh("build")
         if done.returncode != 0:
             raise RuntimeError("node build failed:\n" + done.stdout[-3000:])
@@ -228,12 +243,6 @@ class Mesh(object):
             if done.returncode != 0:
                 raise RuntimeError("node %s did not start:\n%s" % (site, done.stdout[-3000:]))
         self.say("   %d pScheduler nodes up after %.0f s" % (len(self.sites), time.monotonic() - t0))
-        self._serve_template()
-        for site in self.sites:
-            self._start_agent(site)
-        self.say("   pSConfig pScheduler agent running on every node (remote: %s)"
-                 % self.template_url)
-        return self
 
     def _syslog_sink(self):
         if os.path.exists("/dev/log"):
@@ -247,8 +256,10 @@ class Mesh(object):
             time.sleep(0.1)
 
     def opensearch_env(self):
+        # A JVM starting beside five nodes on two shared cores needs more than the usual 90 s.
         return dict(os.environ, OPENSEARCH_PORT=str(self.port), OPENSEARCH_INSTANCE=self.instance,
-                    OPENSEARCH_HOST=self.topology.address(ARCHIVE))
+                    OPENSEARCH_HOST=self.topology.address(ARCHIVE),
+                    OPENSEARCH_WAIT=os.environ.get("OPENSEARCH_WAIT", "300"))
 
     @property
     def instance(self):
