@@ -219,8 +219,10 @@ class Mesh(object):
         archive.shutdown(wait=False)
         try:
             self._nodes(t0)
-        finally:
-            opensearch.result()  # raises what the start raised, after the nodes are started
+        except BaseException:
+            concurrent.futures.wait([opensearch])  # then down() can stop it; the nodes' error wins
+            raise
+        opensearch.result()  # raises what the start raised
         self._serve_template()
         for site in self.sites:
             self._start_agent(site)
@@ -259,7 +261,7 @@ class Mesh(object):
         # A JVM starting beside five nodes on two shared cores needs more than the usual 90 s.
         return dict(os.environ, OPENSEARCH_PORT=str(self.port), OPENSEARCH_INSTANCE=self.instance,
                     OPENSEARCH_HOST=self.topology.address(ARCHIVE),
-                    OPENSEARCH_WAIT=os.environ.get("OPENSEARCH_WAIT", "300"))
+                    OPENSEARCH_WAIT=os.environ.get("OPENSEARCH_WAIT", "600"))
 
     @property
     def instance(self):
@@ -273,7 +275,7 @@ class Mesh(object):
         self.opensearch_up = True
         done = subprocess.run(self.net.argv(ARCHIVE, ["bash", OPENSEARCH_SH, "start"]), env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=300)
+                              universal_newlines=True, timeout=int(env["OPENSEARCH_WAIT"]) + 120)
         if done.returncode != 0:
             raise RuntimeError("OpenSearch did not start:\n" + done.stdout)
         # Seeded like a perfSONAR 5 archive: its own index template for pscheduler_*, as
