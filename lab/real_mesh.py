@@ -192,7 +192,8 @@ class Mesh(object):
         spec = " ".join("%s,%s-%s,%s,%s" % (s, PREFIX, s, self.topology.address(s, 4),
                                             self.topology.address(s, 6)) for s in self.sites)
         src = os.environ.get("PSCHEDULER_SRC", SHARED)
-        return dict(os.environ, RPS=self.rps, RPS_NODES=spec, PSCHEDULER_SRC=src)
+        return dict(os.environ, RPS=self.rps, RPS_NODES=spec, PSCHEDULER_SRC=src,
+                    RPS_API_WAIT=os.environ.get("RPS_API_WAIT", "600"))
 
     def nodes_sh(self, *args, **kwargs):
         return subprocess.run(["bash", NODES_SH] + list(args), env=self.env(),
@@ -236,9 +237,10 @@ class Mesh(object):
             raise RuntimeError("node build failed:\n" + done.stdout[-3000:])
         self.say("   node tree built once in %.0f s (upstream pScheduler 5.2.5 + the suite's "
                  "packages)" % (time.monotonic() - t0))
-        # Nodes start side by side: each is its own directory, cluster and namespace.
+        # Nodes start two at a time (each is its own directory, cluster and namespace): more
+        # at once on two cores only makes each one's own waits run out.
         self.started_nodes = list(self.sites)
-        with concurrent.futures.ThreadPoolExecutor(len(self.sites)) as pool:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
             started = list(pool.map(lambda site: (site, self.nodes_sh("start", site)),
                                     self.sites))
         for site, done in started:

@@ -304,9 +304,10 @@ clone_node() {
 }
 
 wait_api() {
-  local node=$1 deadline=$((SECONDS + 60))
+  # RPS_API_WAIT: seconds (default 60; the mesh starts several nodes on a busy machine)
+  local node=$1 wait=${RPS_API_WAIT:-60} deadline=$((SECONDS + ${RPS_API_WAIT:-60}))
   until in_ns "${NETNS[$node]}" curl -skf -m 3 "https://${ADDR4[$node]}/pscheduler/" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || die "node $node: API not answering after 60 s (see $RPS/node-$node/log/api.log)"
+    ((SECONDS < deadline)) || die "node $node: API not answering after $wait s (see $RPS/node-$node/log/api.log)"
     sleep 0.5
   done
 }

@@ -56,7 +56,7 @@ def test_template_as_the_agents_read_it_keeps_the_shipped_tests(mesh):
     assert len(served["addresses"]) == len(SITES)
 
 
-def test_agent_created_tasks_match_the_truth_on_every_pair_and_family(mesh):
+def test_agent_created_tasks_match_the_truth_on_every_pair_and_family(mesh, tmpdir):
     memory = mesh_real.MemoryPeak(mesh)
     arrived = mesh_real.wait_rounds(mesh, 1, WAIT_SECONDS, memory)
     runs = mesh_real.by_pair(mesh.records("pmtu"))
@@ -68,3 +68,5 @@ def test_agent_created_tasks_match_the_truth_on_every_pair_and_family(mesh):
     # the tasks are the agents': every record carries the template's reference sites
     sites = set((r["source_site"], r["dest_site"]) for r in mesh.records("pmtu"))
     assert len(sites) == len(real_mesh.pairs(SITES))
+    # the coordinator's view of the same archive: report and alarms read it without error
+    assert mesh_real.report(mesh, str(tmpdir))
