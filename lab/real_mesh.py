@@ -355,6 +355,8 @@ class Mesh(object):
     def _start_agent(self, site):
         agent = self._psconfig_source()
         base, config = self.agent_config(site)
+        # A fresh agent: a previous mesh's tracker, cache and UUID are not this one's.
+        shutil.rmtree(base, ignore_errors=True)
         for sub in ("pscheduler.d", "archives.d", "transforms.d", "cache"):
             os.makedirs(os.path.join(base, sub), exist_ok=True)
         path = os.path.join(base, "pscheduler-agent.json")
