@@ -4,12 +4,18 @@
 PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
-.PHONY: demo test fuzz test-pscheduler setup lint compat dist rpm deb check-packaging \
+.PHONY: demo demo-mesh test fuzz test-pscheduler setup lint compat dist rpm deb check-packaging \
 	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-schedule \
 	bench-pscheduler bench-reflector-load clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
+
+# The mesh as WLCG runs it: real upstream pScheduler nodes at five lab sites, perfSONAR's pSConfig
+# agent on each reading the shipped template, results in a real OpenSearch, report, alarms and
+# the ground-truth check (lab/real_mesh.py, demo/mesh_real.py; root; about 10-15 minutes).
+demo-mesh: setup
+	$(PYTHON) -m demo.mesh_real $(DEMO_MESH_ARGS)
 
 # tests/ includes tests/integration/: the suite under a real upstream pScheduler, run whenever
 # its source is present (PSCHEDULER_SRC, default ../shared/real-pscheduler/; required in CI).

@@ -2,14 +2,16 @@
 # A real OpenSearch 2.18.0 (the version perfSONAR 5.2 ships) for tests, the demo and benchmarks.
 #
 #   scripts/opensearch.sh install   fetch the integ-test-zip from Maven Central, unzip under var/opensearch/
-#   scripts/opensearch.sh start     start a single node on 127.0.0.1:$OPENSEARCH_PORT (default 9250), wait
+#   scripts/opensearch.sh start     start a single node on $OPENSEARCH_HOST:$OPENSEARCH_PORT (default
+#                                   127.0.0.1:9250), wait
 #   scripts/opensearch.sh stop      stop it by the PID in its pid file
 #   scripts/opensearch.sh status    exit 0 if it answers, 1 otherwise
 #   scripts/opensearch.sh url       print its base URL
 #
-# The distribution has no security and no ISM plugins: plain HTTP on loopback only. It refuses to run
+# The distribution has no security and no ISM plugins: plain HTTP, on loopback unless OPENSEARCH_HOST
+# names a lab address (the real mesh runs it in a namespace of its own, lab/real_pscheduler/mesh.py). It refuses to run
 # as root, so it runs as the dedicated system user $OPENSEARCH_USER (created here when run as root).
-# Data, logs and the pid file of each port live in var/opensearch/node-$PORT/.
+# Data, logs and the pid file of each port live in var/opensearch/node-$PORT/ (node-$OPENSEARCH_INSTANCE/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -17,15 +19,18 @@ ROOT=$(pwd)
 VERSION=2.18.0
 ARTIFACT="org.opensearch.distribution.integ-test-zip:opensearch:$VERSION:zip"
 PORT=${OPENSEARCH_PORT:-9250}
+HOST=${OPENSEARCH_HOST:-127.0.0.1}
 OS_USER=${OPENSEARCH_USER:-jumboos}
 JAVA=${OPENSEARCH_JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 BASE=$ROOT/var/opensearch
 HOME_DIR=$BASE/opensearch-$VERSION
-NODE=$BASE/node-$PORT
+# OPENSEARCH_INSTANCE: a data directory of its own for an instance in another namespace that
+# may use the same port number at the same time (the real mesh's archive)
+NODE=$BASE/node-${OPENSEARCH_INSTANCE:-$PORT}
 PIDFILE=$NODE/opensearch.pid
 OUTFILE=$NODE/console.log
 WAIT=${OPENSEARCH_WAIT:-90}
-URL="http://127.0.0.1:$PORT"
+URL="http://$HOST:$PORT"
 
 die() { echo "opensearch.sh: $*" >&2; exit 1; }
 
@@ -85,7 +90,7 @@ start() {
   as_user env JAVA_HOME="$JAVA" OPENSEARCH_JAVA_HOME="$JAVA" \
     OPENSEARCH_JAVA_OPTS="-Xms512m -Xmx512m" \
     "$HOME_DIR/bin/opensearch" -d -p "$PIDFILE" \
-      -Ediscovery.type=single-node -Enetwork.host=127.0.0.1 -Ehttp.port="$PORT" \
+      -Ediscovery.type=single-node -Enetwork.host="$HOST" -Ehttp.port="$PORT" \
       -Etransport.port="$((PORT + 50))" -Ecluster.name="jumbo-$PORT" -Enode.name="jumbo-$PORT" \
       -Epath.data="$NODE/data" -Epath.logs="$NODE/logs" \
       -Ecluster.routing.allocation.disk.threshold_enabled=false \

@@ -19,8 +19,9 @@ APT_PACKAGES=(
   python3-netaddr python3-netifaces python3-ntplib python3-tz python3-tzlocal python3-psutil
   python3-requests python3-pycurl python3-dnspython python3-jinja2 python3-radix python3-babel
   python3-packaging python3-dev build-essential libjq-dev libonig-dev
-  # the real pSConfig Grafana agent (tests/test_psconfig_grafana_agent.py): its bin imports pyinotify
-  python3-pyinotify
+  # perfSONAR's pSConfig agents: the pScheduler agent of the real mesh (lab/real_mesh.py) and
+  # the Grafana agent (tests/test_psconfig_grafana_agent.py), whose bin imports pyinotify
+  python3-tqdm python3-pyinotify
 )
 
 missing=()
@@ -51,7 +52,8 @@ fi
 id jumbotest >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin jumbotest
 
 # The real pScheduler nodes (lab/real_pscheduler/nodes.sh) run as `pscheduler` on the system
-# Python, which also needs two modules Debian does not package (built here, from PyPI).
+# Python, which also needs modules Debian does not package (built here, from PyPI): pyjq and
+# crontab for pScheduler, file-read-backwards for the pSConfig agent of the real mesh.
 getent passwd pscheduler >/dev/null || \
   useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin --user-group pscheduler
 pydeps=var/real-pscheduler/pydeps
@@ -60,6 +62,11 @@ if [[ ! -d $pydeps/crontab ]] || ! ls "$pydeps" | grep -qi '^_*pyjq'; then
   rm -rf "$pydeps"; mkdir -p "$pydeps"
   /usr/bin/python3 -m pip install -q --no-cache-dir --disable-pip-version-check \
     --break-system-packages --target "$pydeps" pyjq crontab
+fi
+if [[ ! -d $pydeps/file_read_backwards ]]; then
+  echo "setup: installing file-read-backwards for /usr/bin/python3 into $pydeps"
+  /usr/bin/python3 -m pip install -q --no-cache-dir --disable-pip-version-check \
+    --break-system-packages --target "$pydeps" file-read-backwards
 fi
 
 # A real OpenSearch 2.18.0 (Maven Central integ-test-zip) for the archive store tests.

@@ -36,6 +36,9 @@ MAX_README_LINES = 300
 RUNNERS = [
     (r"make demo", ["demo", "tests/test_demo.py::test_quick_demo_runs_end_to_end_and_checks_itself"]),
     (r"make test", [".ci/run"]),
+    (r"make demo-mesh",
+     ["tests/integration/test_mesh.py::"
+      "test_agent_created_tasks_match_the_truth_on_every_pair_and_family"]),
     (r"make demo DEMO_ARGS=--quick",
      ["tests/test_demo.py::test_quick_demo_runs_end_to_end_and_checks_itself"]),
     (r"pscheduler task pmtu --dest \S+",

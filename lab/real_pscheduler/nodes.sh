@@ -8,6 +8,13 @@
 #   nodes.sh cli N ARGS the operator's `pscheduler` CLI of node N (a or b), inside its namespace
 #   nodes.sh env        print the shell variables the nodes use (RPS, addresses)
 #
+# Any number of nodes in namespaces made by someone else (the real mesh, lab/real_pscheduler/
+# mesh.py): RPS_NODES="NAME,NETNS,ADDR4,ADDR6 ..." names them, then
+#   nodes.sh build      build the node tree ONCE (node-proto) and the shared classes/library
+#   nodes.sh start N    copy node-proto to node-N (its paths rewritten), start N, wait for its API
+#   nodes.sh stop N     stop N by PID (PostgreSQL with pg_ctl)
+#   nodes.sh cli N ARGS as above
+#
 # Environment:
 #   PSCHEDULER_SRC  upstream source: the directory holding pscheduler-*.tar.gz (perfsonar/
 #                   pscheduler 5.2.5, the subset a node needs), or an unpacked tree
@@ -39,6 +46,10 @@ DB_PASSWORD=jumbo-rps-lab
 declare -A NETNS=([a]=rps-a [b]=rps-b)
 declare -A ADDR4=([a]=198.18.200.1 [b]=198.18.201.2)
 declare -A ADDR6=([a]=fd00:200::1 [b]=fd00:201::2)
+for spec in ${RPS_NODES:-}; do
+  IFS=, read -r name ns4 a4 a6 <<<"$spec"
+  NETNS[$name]=$ns4; ADDR4[$name]=$a4; ADDR6[$name]=$a6
+done
 
 say() { echo "nodes.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -283,10 +294,20 @@ cli() {
     PSCHEDULER_LOCALHOST="${ADDR4[$node]}" pscheduler "$@"
 }
 
+clone_node() {
+  # Every node of the mesh from the one tree built by `build`: the build's absolute paths
+  # (scripts, Makefile-substituted configs) are rewritten to the node's own directory.
+  local node=$1 P=$RPS/node-$1
+  [[ -d $RPS/node-proto ]] || die "no node-proto in $RPS: run 'nodes.sh build' first"
+  rm -rf "$P"; cp -a "$RPS/node-proto" "$P"
+  grep -rlIZ -- "$RPS/node-proto" "$P" | xargs -0r sed -i -e "s|$RPS/node-proto|$P|g"
+}
+
 wait_api() {
-  local node=$1 deadline=$((SECONDS + 60))
+  # RPS_API_WAIT: seconds (default 60; the mesh starts several nodes on a busy machine)
+  local node=$1 wait=${RPS_API_WAIT:-60} deadline=$((SECONDS + ${RPS_API_WAIT:-60}))
   until in_ns "${NETNS[$node]}" curl -skf -m 3 "https://${ADDR4[$node]}/pscheduler/" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || die "node $node: API not answering after 60 s (see $RPS/node-$node/log/api.log)"
+    ((SECONDS < deadline)) || die "node $node: API not answering after $wait s (see $RPS/node-$node/log/api.log)"
     sleep 0.5
   done
 }
@@ -341,6 +362,14 @@ CLASSES=$RPS/classes
 PYLIB=$RPS/pylib
 case ${1:-} in
   up) up ;;
+  build)
+    mkdir -p "$RPS"; chmod 755 "$RPS"; unpack_source
+    { build_shared && build_node proto; } >"$RPS/build.log" 2>&1 \
+      || { tail -20 "$RPS/build.log" >&2; die "build failed"; } ;;
+  start)
+    [[ -n ${NETNS[${2:-}]:-} ]] || die "start: unknown node '${2:-}' (RPS_NODES)"
+    clone_node "$2"; start_node "$2"; wait_api "$2" ;;
+  stop) [[ -n ${2:-} ]] || die "stop: which node?"; stop_node "$2" ;;
   down) down ;;
   cli) shift; cli "$@" ;;
   env) echo "RPS=$RPS PSCHEDULER_SRC=$PSCHEDULER_SRC CLASSES=$CLASSES PYLIB=$PYLIB" ;;
