@@ -175,7 +175,8 @@ def test_participants_requires_valid_spec():
 
 def test_verdicts():
     assert render.verdict(FULL_RESULT).startswith(
-        "Path MTU 8950 < 9000: black hole at hop 2 (198.18.1.2), 8951-9000 byte packets vanish")
+        "Path MTU 8950 < 9000: black hole between hop 2 (198.18.1.2) and hop 3, 8951-9000 "
+        "byte packets vanish")
     assert "1 of 2 flows black-holed (ECMP)" in render.verdict(FULL_RESULT)
     ok = {"succeeded": True, "path-mtu": 1500, "target-mtu": 9000, "pmtud": "ok",
           "ptb": [{"from": "198.18.1.1", "mtu": 1500, "useful": True}]}

@@ -13,6 +13,7 @@ import sys
 from .. import __version__
 from ..probe import ProbeError, measure
 from ..testtype.render import verdict
+from ..testtype.values import rtt_ms
 from ..testtype.spec import CliError, cli_to_spec, option_help
 
 # Spec keys the pmtu test has and a run without pScheduler cannot serve.
@@ -81,7 +82,7 @@ def text(result):
                 flow.get("path-mtu"), flow.get("pmtud")))
     for hop in result.get("hops") or []:
         lines.append("  hop %2d  %-28s mtu %-6s rtt %s" % (
-            hop["ttl"], hop.get("ip") or "*", hop.get("mtu") or "?", hop.get("rtt") or "-"))
+            hop["ttl"], hop.get("ip") or "*", hop.get("mtu") or "?", rtt_ms(hop.get("rtt"))))
     for ptb in result.get("ptb") or []:
         lines.append("  packet-too-big from %s: mtu %s%s" % (
             ptb.get("from"), ptb.get("mtu"), "" if ptb.get("useful") else " (not usable)"))
