@@ -25,6 +25,16 @@ def expected_hops(lab, path, version):
             for ttl, node in enumerate(path[1:], start=1)]
 
 
+def check_progress(stderr, elapsed):
+    """One line per phase on stderr once a run lasts a second; none for a quick run."""
+    lines = [line for line in stderr.splitlines() if line.startswith("jumbocheck: ")]
+    if elapsed >= 1.3:
+        assert lines and all(line.endswith(" ...") for line in lines), stderr
+        assert len(lines) == len(set(lines)) <= 5, stderr  # phases, not a spinner
+    elif elapsed < 0.8:
+        assert not lines, stderr
+
+
 @needs_lab
 @pytest.mark.parametrize("scenario", ["hole-first-link-direct", "hole-first-link",
                                       "hole-middle-link", "hole-last-link"])
@@ -38,7 +48,8 @@ def test_hop_table_with_the_hole_anywhere(lab_factory, scenario):
         done = lab.run("src", [JUMBOCHECK, dest, "--hops", "--json"], user="jumbotest",
                        check=False, timeout=120)
         assert done.returncode == 0, done.stderr
-        result = json.loads(done.stdout)
+        result = json.loads(done.stdout)  # progress never reaches stdout
+        check_progress(done.stderr, result["elapsed"])
         assert (result["path-mtu"], result["pmtud"]) == (8950, "blackhole"), result
         hops = expected_hops(lab, member["path"], version)
         measured = [(h["ttl"], h["ip"], h["mtu"]) for h in result["hops"]]
@@ -57,3 +68,10 @@ def test_hop_table_with_the_hole_anywhere(lab_factory, scenario):
         assert [(int(r[1]), r[2], int(r[4])) for r in rows] == hops, shown
         # RTTs as pScheduler prints them: milliseconds.
         assert all(r[5:] and r[-1] == "ms" and float(r[-2]) > 0 for r in rows), shown
+    if scenario == "hole-last-link":
+        # Over UDP the dest answers about once a second: a run of seconds, quiet when asked.
+        done = lab.run("src", [JUMBOCHECK, lab.address("dst", 4), "--quiet", "--hops"],
+                       user="jumbotest", check=False, timeout=120)
+        assert done.returncode == 0 and done.stdout.startswith("Path MTU 8950"), done.stderr
+        assert "jumbocheck:" not in done.stderr and "probes in 0." not in done.stdout, \
+            (done.stdout, done.stderr)
