@@ -18,6 +18,7 @@ What jumbo.testtype.pair (the jumbo-throughput test) renders with the same wordi
 import html
 
 from . import spec as specs
+from ..core import schema as schemas
 from ..core.mtu import is_jumbo
 from .values import as_dict as _obj, bits as _bits, dicts as _list, percent as _percent
 from .values import integer, number, rtt_ms as _rtt, show
@@ -347,11 +348,17 @@ def result_text(spec, result):
                      tables(result), result)
 
 
+# spec-format's order: the hosts, the sizes, what the run measures. Any other field of the
+# spec's schema follows, so a field added there is never left unshown (`reflector` was).
+SPEC_ORDER = ("source", "source-node", "dest", "dest-node", "ip-version", "target-mtu",
+              "max-mtu", "min-mtu", "flows", "hops", "reverse", "reflector", "timeout")
+
+
 def _spec_pairs(spec):
     full = specs.with_defaults(spec)
     pairs = []
-    for key in ("source", "source-node", "dest", "dest-node", "ip-version", "target-mtu",
-                "max-mtu", "min-mtu", "flows", "hops", "reverse", "timeout"):
+    properties = schemas.SPEC_VERSIONS[schemas.MAX_SPEC_SCHEMA]["properties"]
+    for key in SPEC_ORDER + tuple(sorted(set(properties) - set(SPEC_ORDER) - {"schema"})):
         if key in full:
             pairs.append((key, show(full[key]) + ("" if key in spec else " (default)")))
     return pairs
