@@ -232,15 +232,27 @@ class Lab(object):
                       "add rule inet lab lab_fwd icmpv6 type echo-request drop"]
         if node.loss_percent:
             rules += ["add rule inet lab lab_post numgen random mod 100 < %d drop" % node.loss_percent]
+        rules += self._switch_rules(node)
         if not rules:
             return
         script = "\n".join([
             "add table inet lab",
+            "add chain inet lab lab_in { type filter hook prerouting priority -300; }",
             "add chain inet lab lab_out { type filter hook output priority 0; }",
             "add chain inet lab lab_fwd { type filter hook forward priority 0; }",
             "add chain inet lab lab_post { type filter hook postrouting priority 0; }",
         ] + rules) + "\n"
         self.run(node.name, ["nft", "-f", "-"], input_text=script)
+
+    def _switch_rules(self, node):
+        """A link's narrow switch (Link.switch_mtu): frames above it dropped as they come in
+        on either end, before routing, so nothing answers them (a switch sends no ICMP)."""
+        rules = []
+        for _other, link in self.topology.neighbours(node.name):
+            if link.switch_mtu is not None and link.switch_mtu < link.mtu:
+                rules.append('add rule inet lab lab_in iifname "%s" meta length > %d drop'
+                             % (self.topology.interface_name(link, node.name), link.switch_mtu))
+        return rules
 
     def destroy(self):
         """Remove every process and namespace this lab made. Safe to call twice."""

@@ -14,14 +14,16 @@ from .topology import Node, Topology
 PLATEAU_SIZES = (1280, 1500, 4470, 8950, 9000, 9216)
 
 
-def _chain(name, mtus, description, router_opts=None, routes=None):
-    """src - r1 - ... - dst, link i having MTU mtus[i]; router_opts[i] configures r(i+1)."""
+def _chain(name, mtus, description, router_opts=None, routes=None, switches=None):
+    """src - r1 - ... - dst, link i having MTU mtus[i]; router_opts[i] configures r(i+1);
+    switches[i]: a narrower switch on link i (Link.switch_mtu)."""
     router_opts = router_opts or {}
     routers = ["r%d" % (i + 1) for i in range(len(mtus) - 1)]
     names = ["src"] + routers + ["dst"]
     nodes = [Node("src")] + [Node(r, router=True, **router_opts.get(r, {})) for r in routers] \
         + [Node("dst")]
-    links = [(a, b, mtu) for a, b, mtu in zip(names, names[1:], mtus)]
+    switches = switches or {}
+    links = [(a, b, mtu, switches.get(i)) for i, (a, b, mtu) in enumerate(zip(names, names[1:], mtus))]
     return Topology(name, nodes, links, routes=routes, description=description)
 
 
@@ -150,6 +152,27 @@ def odd_ptb(size=None):
                   "a non-plateau %d-byte link in the middle, PTB sent" % size)
 
 
+# The black hole in every position of a path (the hop table must be right in each): on the
+# source's own link (a switch, so before hop 1; also with the dest directly connected), in the
+# middle, and on the link into the dest (big packets reach no hop past the hole).
+HOLE_POSITION_SCENARIOS = {
+    "hole-first-link-direct": functools.partial(
+        _chain, "hole-first-link-direct", [9000],
+        "dest directly connected through an 8950 switch: big frames vanish before any hop",
+        switches={0: 8950}),
+    "hole-first-link": functools.partial(
+        _chain, "hole-first-link", [9000, 9000, 9000],
+        "an 8950 switch between the source and its first router", switches={0: 8950}),
+    "hole-middle-link": functools.partial(
+        _chain, "hole-middle-link", [9000, 9000, 8950, 9000],
+        "r2 forwards onto an 8950 link and drops PTB", router_opts={"r2": {"drop_ptb": True}}),
+    "hole-last-link": functools.partial(
+        _chain, "hole-last-link", [9000, 9000, 8950],
+        "r2 forwards onto the dest's 8950 link and drops PTB",
+        router_opts={"r2": {"drop_ptb": True}}),
+}
+
+
 # Scenarios whose link MTU is drawn per call (see odd_size); not in SCENARIOS, whose
 # topologies are fixed.
 RANDOM_SCENARIOS = {
@@ -184,8 +207,11 @@ def get(name):
         return RANDOM_SCENARIOS[name]()
     if name in ECMP_SCENARIOS:
         return ECMP_SCENARIOS[name]()
+    if name in HOLE_POSITION_SCENARIOS:
+        return HOLE_POSITION_SCENARIOS[name]()
     try:
         return SCENARIOS[name]()
     except KeyError:
-        known = sorted(SCENARIOS) + sorted(ECMP_SCENARIOS) + sorted(RANDOM_SCENARIOS)
+        known = sorted(SCENARIOS) + sorted(ECMP_SCENARIOS) + sorted(HOLE_POSITION_SCENARIOS) \
+            + sorted(RANDOM_SCENARIOS)
         raise KeyError("unknown scenario %r (known: %s)" % (name, ", ".join(known)))

@@ -11,7 +11,22 @@ Addressing stays inside 198.18.0.0/15 and fd00::/8, as the project requires.
 import collections
 import ipaddress
 
-Link = collections.namedtuple("Link", "a b mtu")
+
+
+class Link(collections.namedtuple("Link", "a b mtu switch_mtu")):
+    """A point-to-point link: both interfaces at `mtu`. `switch_mtu`, off by default: a
+    layer-2 device on the link that carries frames of at most that MTU and drops larger
+    ones without a word (no router, so no ICMP: a black hole on the link itself, the
+    commonest one in the field: a switch port left at 1500 between jumbo hosts)."""
+
+    __slots__ = ()
+
+    def __new__(cls, a, b, mtu, switch_mtu=None):
+        return super(Link, cls).__new__(cls, a, b, mtu, switch_mtu)
+
+    def carries(self):
+        """The largest packet the link delivers."""
+        return self.mtu if self.switch_mtu is None else min(self.mtu, self.switch_mtu)
 
 
 class Node(collections.namedtuple("Node", "name router drop_ptb drop_echo loss_percent zero_ptb")):
@@ -148,28 +163,40 @@ class Topology(object):
 
     def path_truth(self, path, version=4):
         """Truth for one forwarding path: its MTU, PMTUD health, and where big packets vanish
-        (`blackhole-ip`: the hole router's address, in `version`, on the link the probes
-        reach it by: where its time-exceeded messages come from)."""
-        mtus = [self.link_between(a, b).mtu for a, b in zip(path, path[1:])]
+        (`blackhole-ttl`: the last hop they reach, 0 when they vanish on the source's own
+        link; `blackhole-ip`: that hop's address, in `version`, on the link the probes reach
+        it by: where its time-exceeded messages come from; None for the source)."""
+        links = [self.link_between(a, b) for a, b in zip(path, path[1:])]
+        mtus = [link.carries() for link in links]
         path_mtu = min(mtus)
-        first_mtu = mtus[0]
+        first_mtu = links[0].mtu  # the source's interface: what it sends at most
         truth = {"path-mtu": path_mtu, "pmtud": "not-needed" if path_mtu >= first_mtu else "ok",
                  "blackhole-ttl": None, "blackhole-router": None, "blackhole-ip": None,
                  "hop-mtus": mtus, "path": list(path)}
         # Walk the path: every router whose next link is narrower than what reaches it must
-        # report it; a router that drops PTBs at that point is the black hole.
+        # report it; a router that drops PTBs at that point is the black hole, and so is a
+        # switch narrower than what reaches it (it can report nothing).
         current = first_mtu
-        for ttl, (node, mtu) in enumerate(zip(path[1:-1], mtus[1:]), start=1):
-            if mtu < current:
+        for ttl, (node, link) in enumerate(zip(path, links)):
+            if ttl > 0 and link.mtu < current:
                 if self.nodes[node].drop_ptb:
-                    truth["pmtud"] = "blackhole"
-                    truth["blackhole-ttl"] = ttl
-                    truth["blackhole-router"] = node
-                    truth["blackhole-ip"] = self.link_address(
-                        self.link_between(path[ttl - 1], node), node, version).compressed
+                    self._hole(truth, path, ttl, version)
                     break
-                current = mtu
+                current = link.mtu
+            if link.carries() < current:
+                self._hole(truth, path, ttl, version)
+                break
         return truth
+
+    def _hole(self, truth, path, ttl, version):
+        truth["pmtud"] = "blackhole"
+        truth["blackhole-ttl"] = ttl
+        if ttl == 0:
+            return  # on the source's own link: no hop before it
+        node = path[ttl]
+        truth["blackhole-router"] = node
+        truth["blackhole-ip"] = self.link_address(
+            self.link_between(path[ttl - 1], node), node, version).compressed
 
     def truth(self, source, dest, version=4):
         """Ground truth for the directed pair source -> dest, over all its ECMP members.

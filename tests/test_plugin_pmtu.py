@@ -332,8 +332,8 @@ def formatted(spec, result, mime=None):
 
 def test_result_format_text_verdict_first():
     text = formatted({"dest": "h2"}, BLACKHOLE, "text/plain")
-    assert text.splitlines()[0] == ("Path MTU 8950 < 9000: black hole at hop 1 (198.18.1.1), "
-                                    "8951-9000 byte packets vanish")
+    assert text.splitlines()[0] == ("Path MTU 8950 < 9000: black hole between hop 1 (198.18.1.1) "
+                                    "and hop 2 (198.18.2.2), 8951-9000 byte packets vanish")
     assert "198.18.2.2" in text and "Hops" in text and "Flows" in text
     assert "SECRET" not in text
     # Default MIME is text/plain.

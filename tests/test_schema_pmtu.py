@@ -175,7 +175,8 @@ def test_participants_requires_valid_spec():
 
 def test_verdicts():
     assert render.verdict(FULL_RESULT).startswith(
-        "Path MTU 8950 < 9000: black hole at hop 2 (198.18.1.2), 8951-9000 byte packets vanish")
+        "Path MTU 8950 < 9000: black hole between hop 2 (198.18.1.2) and hop 3, 8951-9000 "
+        "byte packets vanish")
     assert "1 of 2 flows black-holed (ECMP)" in render.verdict(FULL_RESULT)
     ok = {"succeeded": True, "path-mtu": 1500, "target-mtu": 9000, "pmtud": "ok",
           "ptb": [{"from": "198.18.1.1", "mtu": 1500, "useful": True}]}
@@ -241,3 +242,19 @@ def test_min_mtu_above_the_default_target_is_refused_at_submit():
     """Found on a real pScheduler: --min-mtu 50000 passed spec-is-valid, the run then failed."""
     valid, error = specs.validate({"schema": 1, "dest": "h2", "min-mtu": 50000})
     assert not valid and error == "At /min-mtu: 50000 is larger than target-mtu 9000", error
+
+
+def test_spec_format_shows_every_spec_field():
+    """Every field of the spec's schema, `reflector` (the template's key option) included,
+    as given and as a default, in text and HTML."""
+    fields = set(schema.SPEC_VERSIONS[schema.MAX_SPEC_SCHEMA]["properties"]) - {"schema"}
+    spec = {"source": "h1", "source-node": "n1", "dest": "h2", "dest-node": "n2",
+            "ip-version": 4, "target-mtu": 9000, "max-mtu": 9000, "min-mtu": 1280,
+            "flows": 8, "hops": True, "reverse": False, "reflector": True, "timeout": "PT2S"}
+    assert set(spec) == fields  # this test knows every field
+    shown = render.spec_text(spec)
+    assert shown.split("reflector:")[1].split("\n")[0].strip() == "yes", shown
+    assert "(default)" not in shown
+    assert "reflector:   no (default)" in render.spec_text({"dest": "h2"})
+    assert "<th>reflector</th><td>yes</td>" in render.spec_html(spec)
+    assert sorted(line.split(":")[0] for line in shown.splitlines()) == sorted(fields)

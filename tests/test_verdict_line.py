@@ -40,7 +40,8 @@ def test_jumbocheck_and_result_format_share_the_verdict_line(result):
 @pytest.mark.parametrize("result,line", list(zip(RESULTS, [
     "Path MTU 9000: jumbo end to end, PMTUD not needed",
     "Path MTU 1500 < 9000: not jumbo, PMTUD works (too-big from 198.18.0.2)",
-    "Path MTU 1500 < 9000: black hole at hop 2 (198.18.0.2), 1501-9000 byte packets vanish",
+    "Path MTU 1500 < 9000: black hole between hop 2 (198.18.0.2) and hop 3, 1501-9000 byte "
+    "packets vanish",
     "Path MTU not decided: 3 of 8 flows carried 9000, 5 not measured (run cut short); "
     "PMTUD unknown",
 ])))

@@ -188,7 +188,7 @@ def test_the_api_refuses_a_bad_spec_with_the_plugins_message(nodes, tasks):
 def test_ipv4_reverse_hops_exact_and_archived(nodes, tasks, sqlite_url):
     text, urls, result = measured(nodes, tasks, "v4", [
         "--archive", jumbo_archive(sqlite_url), "pmtu", "--dest", DEST4, "--reverse", "--hops"])
-    assert text.startswith("Path MTU 8950 < 9000: black hole at hop 1 (%s)" % HOP1_4), text
+    assert text.startswith("Path MTU 8950 < 9000: black hole between hop 1 (%s) and hop 2" % HOP1_4), text
     assert result["succeeded"] is True, result
     assert (result["path-mtu"], result["pmtud"], result["ip-version"]) == (PATH_MTU, "blackhole", 4)
     assert result["blackhole"] == {"ttl": 1, "ip": HOP1_4, "size": PATH_MTU + 1}, result
@@ -209,7 +209,7 @@ def test_ipv4_reverse_hops_exact_and_archived(nodes, tasks, sqlite_url):
 def test_ipv6_reverse_hops_exact_and_archived_with_ipv6_addresses(nodes, tasks, sqlite_url):
     text, urls, result = measured(nodes, tasks, "v6", [
         "--archive", jumbo_archive(sqlite_url), "pmtu", "--dest", DEST6, "--reverse", "--hops"])
-    assert text.startswith("Path MTU 8950 < 9000: black hole at hop 1 (%s)" % HOP1_6), text
+    assert text.startswith("Path MTU 8950 < 9000: black hole between hop 1 (%s) and hop 2" % HOP1_6), text
     assert (result["path-mtu"], result["pmtud"], result["ip-version"]) == (PATH_MTU, "blackhole", 6)
     assert result["blackhole"] == {"ttl": 1, "ip": HOP1_6, "size": PATH_MTU + 1}, result
     assert result["hops"][0]["ip"] == HOP1_6 and result["hops"][0]["mtu"] == 9000, result["hops"]
@@ -241,7 +241,7 @@ def test_without_hops_no_hop_table_and_milliseconds_archived_to_opensearch(
     not hop MTUs), elapsed in ms, and the record in the real OpenSearch with no hops."""
     prefix = opensearch_prefix
     text, urls = finished(tasks, "plain")
-    assert text.startswith("Path MTU 8950 < 9000: black hole at hop 1 (%s)" % HOP1_4), text
+    assert text.startswith("Path MTU 8950 < 9000: black hole between hop 1 (%s) and hop 2" % HOP1_4), text
     assert "Hops:" not in text and "8951  " not in text, text
     run_url = urls[0]
     _run, result = merged(nodes, run_url)

@@ -32,7 +32,7 @@ AFTER_PTB_ROUNDS = 8
 
 
 class Engine(FlowSearches):
-    def __init__(self, spec, reflector=None):
+    def __init__(self, spec, reflector=None, progress=None):
         """`spec`: a core.spec.RunSpec (a pmtu spec with its defaults filled). `reflector`: {"port", "token",
         "starting"} of the dest participant's reflector, when there is one (two-participant
         runs): forward probes then go through it."""
@@ -44,6 +44,8 @@ class Engine(FlowSearches):
                               spec.timeout_seconds)
         self.spec = spec
         self.reflector = reflector
+        # Told each phase as it begins (a line of text), for a console that shows progress.
+        self.progress = progress or (lambda phase: None)
         self.target = spec.target_mtu
         self.source = None  # the spec's source, resolved by resolve_hosts
         self.dest_ip = None
@@ -143,7 +145,11 @@ class Engine(FlowSearches):
     def measure(self, udp, echo, nflows, iface, forward=None):
         """The phases over open transports -> outcome.PathResult."""
         self.contact_start = time.monotonic()
+        self.progress("probing %s (IPv%d) from %s, local MTU %d" % (
+            self.dest_ip, self.version, iface, self.local_max))
         flows, method = self._choose_method(udp, echo, nflows, forward)
+        self.progress("searching the path MTU: %d flow%s, %s" % (
+            len(flows), "" if len(flows) == 1 else "s", method))
         self._search_all(flows)
         blackhole, hops = self._locate(flows)
         return self._finish(flows, method, blackhole, hops, iface)
@@ -204,6 +210,7 @@ class Engine(FlowSearches):
         blackhole, hops, scanned = None, [], {}
         primary = flows[0]
         if self.spec.hops:
+            self.progress("listing the hops and their MTUs")
             # Start at the local MTU, as tracepath does, so each hop's MTU is the real one
             # (starting at the smallest lost size would report that size at the first hops).
             hops, found, _ptb = TtlScan(self, primary, self.local_max, self.min_size,
@@ -236,6 +243,7 @@ class Engine(FlowSearches):
     def _scan_hole(self, flow, hole, scanned, blackhole):
         # Only the location counts here: the size that reached a hop is not that hop's
         # MTU, so this walk never becomes the result's hops.
+        self.progress("locating where %d-byte packets vanish" % hole)
         _walk, found, ptb_mtu = TtlScan(self, flow, hole, self.min_size, False).run()
         scanned[hole] = ptb_mtu
         if found:

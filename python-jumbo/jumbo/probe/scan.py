@@ -147,6 +147,8 @@ class TtlScan(object):
         if not self.full:
             self.done = True
             return None
+        if small.outcome == tp.ARRIVED:
+            return self._dest_past_hole(ttl, small)
         # The largest size known to pass this stage (answered further along).
         lowered = self.flow.search.stage_bottom(self.current)
         hop = None
@@ -157,6 +159,18 @@ class TtlScan(object):
         if hop is None:
             return ttl
         return self._add_hop(hop, small.outcome == tp.ARRIVED, True, ttl)
+
+    def _dest_past_hole(self, ttl, small):
+        """The small probe reached the dest at `ttl` and the big one vanished: the dest is
+        this hop, and the hole is on the link into it. Asking the dest again with a smaller
+        size would only spend its rate-limited answers (it then reads as a silent hop and
+        the dest one TTL late, the phantom `*`): its MTU is what the search saw arrive."""
+        arrived = self.flow.search.lo
+        mtu = arrived if self.full and arrived is not None and arrived < self.current else None
+        self.hops.append({"ttl": ttl, "ip": small.event.source, "mtu": mtu,
+                          "rtt": iso_duration(small.event.when - small.sent)})
+        self.done = True
+        return None
 
     def _silent(self, ttl):
         self.silences[ttl] = self.silences.get(ttl, 0) + 1

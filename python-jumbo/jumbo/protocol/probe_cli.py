@@ -9,22 +9,24 @@ command line and speaks the pmtu test's words, over the probe engine.
 
 import json
 import sys
+import threading
 
 from .. import __version__
 from ..probe import ProbeError, measure
 from ..testtype.render import verdict
+from ..testtype.values import rtt_ms
 from ..testtype.spec import CliError, cli_to_spec, option_help
 
 # Spec keys the pmtu test has and a run without pScheduler cannot serve.
 NEEDS_NODES = ("reverse", "reflector", "source-node", "dest-node")
 
 USAGE = "usage: jumbocheck DEST [--source ADDR] [-4|-6] [--target-mtu N] [--max-mtu N] " \
-        "[--min-mtu N] [--flows N] [--hops] [--timeout S] [--json]"
+        "[--min-mtu N] [--flows N] [--hops] [--timeout S] [--json] [--quiet]"
 
 
 def _split(argv):
-    """(spec argv with --dest, want_json) from `DEST [options]` in any order."""
-    want_json = False
+    """(spec argv with --dest, want_json, quiet) from `DEST [options]` in any order."""
+    want_json = quiet = False
     rest = []
     dest = None
     takes_value = {"--source", "--source-node", "--dest", "--dest-node", "--ip-version",
@@ -34,6 +36,8 @@ def _split(argv):
         arg = argv[i]
         if arg == "--json":
             want_json = True
+        elif arg in ("-q", "--quiet"):
+            quiet = True
         elif arg in takes_value:
             rest += argv[i:i + 2]
             i += 1
@@ -44,7 +48,48 @@ def _split(argv):
         i += 1
     if dest is not None:
         rest = ["--dest", dest] + rest
-    return rest, want_json
+    return rest, want_json, quiet
+
+
+class Progress(object):
+    """The run's phases on stderr, one line each, once the run has lasted SHOW_AFTER seconds
+    (the phase under way then, and every later one): a run of a few milliseconds stays
+    silent, one of 8-10 s says what it is doing. Never on stdout (--json stays parseable)."""
+
+    SHOW_AFTER = 1.0
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.lock = threading.Lock()
+        self.phase = None
+        self.showing = False
+        self.timer = threading.Timer(self.SHOW_AFTER, self._start_showing)
+        self.timer.daemon = True
+
+    def __enter__(self):
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.timer.cancel()
+        with self.lock:
+            self.showing = False  # nothing after the result
+
+    def __call__(self, phase):
+        with self.lock:
+            self.phase = phase
+            if self.showing:
+                self._write(phase)
+
+    def _start_showing(self):
+        with self.lock:
+            self.showing = True
+            if self.phase:
+                self._write(self.phase)
+
+    def _write(self, phase):
+        self.stream.write("jumbocheck: %s ...\n" % phase)
+        self.stream.flush()
 
 
 def help_text():
@@ -58,6 +103,8 @@ def help_text():
         option_help(skip=["--" + key for key in NEEDS_NODES]
                     + ["--no-reverse", "--no-reflector"]).rstrip(),
         "  --json                Print the result object (the pmtu test's result) as JSON",
+        "  -q, --quiet           No progress lines (on stderr, one per phase, for runs",
+        "                        over a second)",
         "  --version             Print the suite's version and exit",
         "",
         "Exit status: 0 measured (a black hole included), 1 could not measure, 2 usage error.",
@@ -81,7 +128,7 @@ def text(result):
                 flow.get("path-mtu"), flow.get("pmtud")))
     for hop in result.get("hops") or []:
         lines.append("  hop %2d  %-28s mtu %-6s rtt %s" % (
-            hop["ttl"], hop.get("ip") or "*", hop.get("mtu") or "?", hop.get("rtt") or "-"))
+            hop["ttl"], hop.get("ip") or "*", hop.get("mtu") or "?", rtt_ms(hop.get("rtt"))))
     for ptb in result.get("ptb") or []:
         lines.append("  packet-too-big from %s: mtu %s%s" % (
             ptb.get("from"), ptb.get("mtu"), "" if ptb.get("useful") else " (not usable)"))
@@ -98,7 +145,7 @@ def main(argv=None):
     if "--version" in argv:
         print("jumbocheck %s" % __version__)
         return 0
-    rest, want_json = _split(argv)
+    rest, want_json, quiet = _split(argv)
     if "--dest" not in rest:
         sys.stderr.write("%s\njumbocheck: DEST is required\n" % USAGE)
         return 2
@@ -113,7 +160,11 @@ def main(argv=None):
                              "`pscheduler task pmtu --%s ...`\n" % (USAGE, key, key))
             return 2
     try:
-        result = measure(spec).as_json()
+        if quiet:
+            result = measure(spec).as_json()
+        else:
+            with Progress(sys.stderr) as progress:
+                result = measure(spec, progress=progress).as_json()
     except ProbeError as err:
         if want_json:
             print(json.dumps({"schema": 1, "succeeded": False, "error": str(err),

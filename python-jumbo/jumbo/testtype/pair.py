@@ -72,7 +72,9 @@ legs plus a small fixed overhead. Time values take seconds (10) or ISO 8601 (PT1
 # (key, option, kind, help) in spec_to_cli order.
 _VALUES = [
     ("ip-version", "--ip-version", "int", "IP version to use: 4 or 6"),
-    ("duration", "--duration", "duration", "Length of each leg (%s)" % DEFAULTS["duration"]),
+    ("duration", "--duration", "duration",
+     "Length of each leg (%s); not throughput's --duration, the whole run: a run lasts "
+     "rounds x 4 legs x this" % DEFAULTS["duration"]),
     ("omit", "--omit", "duration", "Slow-start seconds left out of each leg (%s)"
      % DEFAULTS["omit"]),
     ("rounds", "--rounds", "int", "ABBA rounds of four legs each (%d)" % DEFAULTS["rounds"]),

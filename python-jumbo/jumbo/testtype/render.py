@@ -18,8 +18,10 @@ What jumbo.testtype.pair (the jumbo-throughput test) renders with the same wordi
 import html
 
 from . import spec as specs
-from ..core import units
+from ..core import schema as schemas
 from ..core.mtu import is_jumbo
+from .values import as_dict as _obj, bits as _bits, dicts as _list, percent as _percent
+from .values import integer, number, rtt_ms as _rtt, show
 
 
 def strip_private(value):
@@ -30,68 +32,6 @@ def strip_private(value):
     if isinstance(value, list):
         return [strip_private(v) for v in value]
     return value
-
-
-def _obj(value):
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value):
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def integer(value):
-    """An int (an integral float too), else None (a bool is no number here)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value == int(value):
-        return int(value)
-    return None
-
-
-def number(value):
-    """An int or float, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value
-
-
-def show(value):
-    """Any value as short text ("-" for missing)."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
-
-
-def _bits(value):
-    value = number(value)
-    if value is None:
-        return "-"
-    for factor, unit in ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
-        if abs(value) >= factor:
-            return "%.2f %s" % (value / factor, unit)
-    return "%.0f bit/s" % value
-
-
-def _rtt(value):
-    """An ISO 8601 duration (or seconds) as milliseconds."""
-    if value is None:
-        return "-"
-    seconds = number(value)
-    if seconds is None:
-        seconds = units.duration_seconds_or_none(value)
-    if seconds is None:
-        return str(value)
-    return "%.3f ms" % (seconds * 1000.0)
-
-
-def _percent(value):
-    value = number(value)
-    return "-" if value is None else "%.1f%%" % value
 
 
 # ------------------------------------------------------------------------------------------
@@ -140,15 +80,32 @@ def _headline(path, target, jumbo, pmtud):
     return "Path MTU %d" % path
 
 
+def _hop_words(result, ttl, ip=None):
+    """"hop N (address)", the address from the result's hop table when not given."""
+    if ip is None:
+        ip = next((h.get("ip") for h in _list(result.get("hops"))
+                   if isinstance(h, dict) and integer(h.get("ttl")) == ttl), None)
+    return "hop %d (%s)" % (ttl, ip) if isinstance(ip, str) and ip else "hop %d" % ttl
+
+
+def hole_position(result):
+    """Where big packets vanish, in an operator's words: the blackhole's `ttl` is the last
+    hop they reach (0: none), so the hole is on the link between it and the next hop."""
+    hole = _obj(result.get("blackhole"))
+    ttl = integer(hole.get("ttl"))
+    if ttl is None or ttl < 0:
+        return None
+    before = "this host" if ttl == 0 else _hop_words(result, ttl, hole.get("ip"))
+    return "between %s and %s" % (before, _hop_words(result, ttl + 1))
+
+
 def _where_it_vanishes(result, path, target):
     """A forward black hole: the hop, and the sizes that vanish."""
     hole = _obj(result.get("blackhole"))
     where = "black hole"
-    ttl = integer(hole.get("ttl"))
-    if ttl is not None:
-        where += " at hop %d" % ttl
-        if hole.get("ip"):
-            where += " (%s)" % hole["ip"]
+    position = hole_position(result)
+    if position:
+        where += " " + position
     top = integer(result.get("local-mtu")) or target or integer(hole.get("size"))
     if top is not None and top > path:
         return where + ", %d-%d byte packets vanish" % (path + 1, top)
@@ -254,8 +211,8 @@ def _summary(spec, result):
     ]
     hole = result.get("blackhole")
     if isinstance(hole, dict):
-        pairs.append(("Black hole", "hop %s (%s), packets of %s bytes vanish" % (
-            show(hole.get("ttl")), show(hole.get("ip")), show(hole.get("size")))))
+        pairs.append(("Black hole", "%s, packets of %s bytes vanish" % (
+            hole_position(result) or "position unknown", show(hole.get("size")))))
     if "reverse-path-mtu" in result or "reverse-pmtud" in result:
         pairs.append(("Reverse path MTU", result.get("reverse-path-mtu")))
         pairs.append(("Reverse PMTUD", result.get("reverse-pmtud")))
@@ -391,11 +348,17 @@ def result_text(spec, result):
                      tables(result), result)
 
 
+# spec-format's order: the hosts, the sizes, what the run measures. Any other field of the
+# spec's schema follows, so a field added there is never left unshown (`reflector` was).
+SPEC_ORDER = ("source", "source-node", "dest", "dest-node", "ip-version", "target-mtu",
+              "max-mtu", "min-mtu", "flows", "hops", "reverse", "reflector", "timeout")
+
+
 def _spec_pairs(spec):
     full = specs.with_defaults(spec)
     pairs = []
-    for key in ("source", "source-node", "dest", "dest-node", "ip-version", "target-mtu",
-                "max-mtu", "min-mtu", "flows", "hops", "reverse", "timeout"):
+    properties = schemas.SPEC_VERSIONS[schemas.MAX_SPEC_SCHEMA]["properties"]
+    for key in SPEC_ORDER + tuple(sorted(set(properties) - set(SPEC_ORDER) - {"schema"})):
         if key in full:
             pairs.append((key, show(full[key]) + ("" if key in spec else " (default)")))
     return pairs

@@ -120,7 +120,8 @@ _INTS = [
     ("flows", "--flows", "Distinct flows to probe, for ECMP paths (default %d)" % DEFAULTS["flows"]),
 ]
 _BOOLS = [
-    ("hops", "--hops", "Report the MTU of every hop"),
+    ("hops", "--hops", "Report the MTU of every hop (a switch, not trace's --hops N TTL "
+     "limit: the scan stops at the dest, at most 30 hops)"),
     ("reverse", "--reverse", "Also measure dest -> source (the dest node takes part)"),
     ("reflector", "--reflector", "Probe the forward path through the dest node's reflector "
      "(the dest node takes part; its answers are not rate-limited, so many flows are cheap)"),
