@@ -108,11 +108,12 @@ def test_one_version_for_every_plugin():
 def test_the_maintainer_is_the_packages_or_says_unset():
     # the tree holds the placeholder make dist stamps (scripts/make-tarball.sh): never an
     # address of nobody in `pscheduler plugins`
-    assert contract.maintainer() == {"name": contract.UNSET_MAINTAINER}
+    assert contract.maintainer() == contract.UNSET_MAINTAINER
+    assert contract.UNSET_MAINTAINER["email"].endswith(".invalid")
     assert contract.maintainer("Jane Doe <jane@example.net>") == \
-        {"name": "Jane Doe", "email": "jane@example.net"}
+        {"name": "Jane Doe", "email": "jane@example.net", "href": "mailto:jane@example.net"}
     for bad in ("@JUMBO_MAINTAINER@", "jane@example.net", "Jane <jane>", "<a@b.c>", ""):
-        assert contract.maintainer(bad) == {"name": contract.UNSET_MAINTAINER}, bad
+        assert contract.maintainer(bad) == contract.UNSET_MAINTAINER, bad
 
 
 def test_an_unknown_contract_or_plugin_is_refused():

@@ -20,19 +20,24 @@ from .. import __maintainer__, __version__
 
 CONTRACTS = (1, 2)
 
-# Who answers for the plugins (shown by `pscheduler plugins`): the packages' maintainer
-# (jumbo.__maintainer__, stamped by `make dist`), or a clear "unset" in a tree not built into
-# packages; never an address of nobody.
-UNSET_MAINTAINER = "unset (a build from the source tree: make dist JUMBO_MAINTAINER='Name <address>')"
+# Who answers for the plugins (shown by `pscheduler plugins -v`, which prints name, email and
+# href unconditionally: all three must be there): the packages' maintainer (jumbo.__maintainer__,
+# stamped by `make dist`), or in a tree not built into packages a clear "unset" under the
+# reserved .invalid domain (RFC 2606), never an address of somebody.
+UNSET_MAINTAINER = {
+    "name": "unset (a build from the source tree: make dist JUMBO_MAINTAINER='Name <address>')",
+    "email": "unset@maintainer.invalid",
+    "href": "https://maintainer.invalid/",
+}
 
 
 def maintainer(stamped=None):
-    """pScheduler's Maintainer object ({name[, email]}) from "Name <address>"."""
+    """pScheduler's Maintainer object {name, email, href} from "Name <address>"."""
     match = re.match(r"^([^<>]+?) <([^<>@\s]+@[^<>@\s]+\.[^<>@\s]+)>$",
                      __maintainer__ if stamped is None else stamped)
     if not match:
-        return {"name": UNSET_MAINTAINER}
-    return {"name": match.group(1), "email": match.group(2)}
+        return dict(UNSET_MAINTAINER)
+    return {"name": match.group(1), "email": match.group(2), "href": "mailto:" + match.group(2)}
 
 
 # What each plugin is, once: (kind, name) -> its members. `label` is contract 2's only.
