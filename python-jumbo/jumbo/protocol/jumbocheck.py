@@ -3,10 +3,19 @@
 can-run and merged-results must always print JSON (a crash in can-run breaks tool selection
 on the whole node; merged-results is the run's result), so both catch everything here."""
 
+import importlib
+
 from ..core import validate as validation
 from ..tool import pair_result as pair
-from ..tool import result as results, runner
-from . import enumeration, method
+from ..tool import result as results
+from . import method
+
+
+def _load(name):
+    """A module only the methods that use it load: pScheduler's runner gives merged-results
+    5 s (hard-coded), and on a busy node the whole tool's imports took most of them (the real
+    mesh's runs failed "Process took too long to run"); merging needs only the result modules."""
+    return importlib.import_module(name, __package__)
 
 
 def can_run(text):
@@ -15,20 +24,21 @@ def can_run(text):
     except ValueError as err:
         return {"can-run": False, "reasons": [str(err)]}
     try:
-        return runner.can_run(test)
+        return _load("..tool.runner").can_run(test)
     except Exception as err:  # noqa: BLE001 - decline, never crash
         return {"can-run": False, "reasons": ["can-run failed: %s" % err]}
 
 
 def duration(text):
-    return runner.duration(method.loads(text))
+    return _load("..tool.runner").duration(method.loads(text))
 
 
 def participant_data(text):
-    return runner.participant_data(method.loads(text))
+    return _load("..tool.runner").participant_data(method.loads(text))
 
 
 def run(text):
+    runner = _load("..tool.runner")
     try:
         run_input = method.loads(text)
     except ValueError as err:
@@ -64,4 +74,4 @@ def merged_results(text):
 def enumerate_plugin():
     """The enumeration in the shape the installed pScheduler accepts (jumbo.protocol.
     enumeration: 5.2's or the 5.3 line's contract)."""
-    return enumeration.enumerate_plugin("tool", "jumbocheck")
+    return _load(".enumeration").enumerate_plugin("tool", "jumbocheck")
