@@ -137,10 +137,12 @@ class ServerLog(object):
             self._refuse(str(doc.get("error")))
             return
         test = server_test(doc)
+        error = test["error"] or ""
+        if "interrupt" in error:
+            # Our own stop signal, never a test: iperf3 may repeat the last test's start in it
+            # (seen without authentication: a fifth "served" leg, the last one again).
+            return
         if test["leg"] is None:
-            error = test["error"] or ""
-            if "interrupt" in error:
-                return  # our own stop signal, not a test
             if error:
                 # A client that never became a test (left before or while logging in):
                 # refused, whatever it sent.
