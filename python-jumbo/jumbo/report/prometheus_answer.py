@@ -56,37 +56,33 @@ class _Cursor(object):
 
     def keys(self):
         """An object's member names; the caller reads (or skips) each value before the next."""
-        self.take("{")
-        if self.peek() == "}":
-            self.pos += 1
-            return
-        while True:
+        for _ in self._items("{", "}"):
             key = self.value()
             if not isinstance(key, str):
                 raise _Malformed("a member name is not a string at offset %d" % self.pos)
             self.take(":")
             yield key
-            self._after("}")
-            if self.text[self.pos - 1] == "}":
-                return
 
     def elements(self):
         """An array's elements, each decoded alone."""
-        self.take("[")
-        if self.peek() == "]":
+        for _ in self._items("[", "]"):
+            yield self.value()
+
+    def _items(self, opening, close):
+        """One turn per item of a container; the caller reads the item in its turn, and the
+        separator or the closing bracket after it is checked here."""
+        self.take(opening)
+        if self.peek() == close:
             self.pos += 1
             return
         while True:
-            yield self.value()
-            self._after("]")
-            if self.text[self.pos - 1] == "]":
+            yield
+            char = self.peek()
+            if char not in (",", close):
+                raise _Malformed("expected ',' or %r at offset %d" % (close, self.pos))
+            self.pos += 1
+            if char == close:
                 return
-
-    def _after(self, close):
-        char = self.peek()
-        if char not in (",", close):
-            raise _Malformed("expected ',' or %r at offset %d" % (close, self.pos))
-        self.pos += 1
 
 
 def answer_series(body, kind, key, server):
