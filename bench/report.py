@@ -353,7 +353,7 @@ def main(argv=None):
                     with open(out) as handle:
                         r = json.load(handle)
                     summary = "paths %d, capable %.1f%%, black holes %d" % (
-                        r["paths"], 100 * r["capable"], len(r["blackholes"]))
+                        r["paths_measured"], 100 * r["capable"], len(r["blackholes"]))
                 measured[(store, results)] = (secs, mb)
                 print("  %-10s %s: report %.2f s (target < %.0f s), peak %.0f MB (target < %.0f MB) %s"
                       "  %s  [load average %.2f]%s"

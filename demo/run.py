@@ -794,8 +794,8 @@ class Demo(object):
         if measured:
             capable, paths, source = _capable(measured), len(measured), "measured"
             report = self.report_json or {}
-            if isinstance(report.get("capable_paths"), int) and report.get("paths"):
-                capable, paths, source = report["capable_paths"], report["paths"], "report"
+            if isinstance(report.get("capable_paths"), int) and report.get("paths_measured"):
+                capable, paths, source = report["capable_paths"], report["paths_measured"], "report"
             say("   jumbo-capable:      %d of %d paths (%.0f%%) carry 9000-byte packets both ways "
                 "with no black hole (%s; DC26 target 50%%, DC28 99%%)" % (
                     capable, paths, 100.0 * capable / paths, source))

@@ -96,8 +96,11 @@ def test_a_hole_seen_in_3_of_24_runs_is_a_black_hole(store_url):
     border = holes["border"]
     assert (border["seen"], border["runs"], border["clean_flows"]) == (1, 24, 24)
     assert set(holes) == {"held", "border"}
-    # neither counts as capable; the cleared path does; the undecided one is its own count
-    assert r["capable_paths"] == 2 and r["paths"] == 5 and r["unknown_paths"] == 1
+    # neither counts as capable; the cleared and the clean path carry the target out, but
+    # their reverse direction was never measured: jumbo one way, not capable both ways; the
+    # undecided one is its own count
+    assert r["capable_paths"] == 0 and r["paths_measured"] == 5 and r["unknown_paths"] == 1
+    assert r["jumbo_one_way_paths"] == 2 and r["paths_one_way"] == 5
     # the lucky runs between sightings are no changes and do not make the path flap (the
     # store saw 6 changes; the onset, at the first sighting, is kept)
     assert [f["source"] for f in r["flapping"]] == []
@@ -107,7 +110,7 @@ def test_a_hole_seen_in_3_of_24_runs_is_a_black_hole(store_url):
     assert "seen in 3 of 24 runs, 25.0% of flows failed (20 of 25 clean flows" in text
     assert "  undecided    20.0%  of 5 directed paths" in text
     rows = list(to_csv(r).splitlines())
-    assert "blackhole,held->dst.example,seen,3" in rows
+    assert "blackhole,held->dst.example IPv4,seen,3" in rows
     assert "summary,mesh,unknown_paths,1" in rows
 
 
@@ -116,13 +119,14 @@ def test_a_window_counts_its_own_runs(store_url):
     holes = _holes(r)
     assert (holes["held"]["seen"], holes["held"]["runs"]) == (1, 13)
     assert (holes["border"]["seen"], holes["border"]["runs"]) == (1, 13)
-    assert r["capable_paths"] == 2
+    assert r["capable_paths"] == 0 and r["jumbo_one_way_paths"] == 2
 
 
 def test_the_trend_counts_unknown_results(store_url):
     r = build(store_url)
     buckets = r["trend"]["buckets"]
-    assert [(b["results"], b["unknown"], b["capable"], b["blackholes"]) for b in buckets] \
+    assert [(b["results"], b["unknown_results"], b["jumbo_results"], b["blackhole_results"])
+            for b in buckets] \
         == [(120, 1, 114, 5)]
 
 

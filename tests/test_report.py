@@ -87,7 +87,7 @@ def run_cli(*args):
 def test_headline_matches_truth(store_url):
     r = build(store_url)
     truth = MESH.expected()
-    assert r["paths"] == truth["paths"] == 132
+    assert r["paths_measured"] == truth["paths"] == 132
     assert r["capable_paths"] == truth["capable_paths"]
     assert r["capable"] == pytest.approx(truth["capable"])
     assert r["hosts"] == truth["hosts"]
@@ -140,7 +140,7 @@ def test_trend_changes_gains(store_url):
     buckets = r["trend"]["buckets"]
     assert r["trend"]["interval"] == "day" and len(buckets) == MESH.days
     assert all(b["results"] == 132 for b in buckets)
-    assert all(b["configured"] == 110 for b in buckets)      # 10 of 12 hosts at 9000, 11 paths each
+    assert all(b["configured_results"] == 110 for b in buckets)      # 10 of 12 hosts at 9000, 11 paths each
     flap = MESH.special["flap"]
     regress = MESH.special["regress"]
     changes = r["changes"]
@@ -234,12 +234,12 @@ def test_formats_agree(store_url, tmp_path):
     r = json.loads(outs["json"])
     rows = list(csv.DictReader(io.StringIO(outs["csv"])))
     summary = {row["metric"]: row["value"] for row in rows if row["section"] == "summary"}
-    assert int(summary["paths"]) == r["paths"]
+    assert int(summary["paths_measured"]) == r["paths_measured"]
     assert float(summary["capable"]) == r["capable"]
     assert int(summary["blackholes"]) == len(r["blackholes"])
     assert float(summary["configured"]) == r["configured"]
     bh_csv = sorted(set(row["item"] for row in rows if row["section"] == "blackhole"))
-    assert bh_csv == sorted("%s->%s" % (b["source"], b["dest"]) for b in r["blackholes"])
+    assert bh_csv == sorted("%s->%s %s" % (b["source"], b["dest"], b["family"]) for b in r["blackholes"])
     cells = {row["item"]: row["value"] for row in rows
              if row["section"] == "matrix" and row["metric"] == "min_mtu"}
     assert cells == {"%s->%s" % (c["source_site"], c["dest_site"]): str(c["min_mtu"])
@@ -247,7 +247,7 @@ def test_formats_agree(store_url, tmp_path):
     capable_pct = "%.1f%%" % (100 * r["capable"])
     text, html = outs["text"], outs["html"]
     import re
-    assert re.search(r"capable\s+%s\s+of %d directed paths" % (re.escape(capable_pct), r["paths"]), text)
+    assert re.search(r"capable\s+%s\s+of %d directed paths" % (re.escape(capable_pct), r["paths_measured"]), text)
     assert capable_pct in html
     for b in r["blackholes"]:
         assert "%s -> %s" % (b["source"], b["dest"]) in text
@@ -256,7 +256,7 @@ def test_formats_agree(store_url, tmp_path):
     assert "Black holes: fix these first (%d)" % len(r["blackholes"]) in html
     # Library API and CLI agree.
     lib = build(store_url)
-    assert lib["capable"] == r["capable"] and lib["paths"] == r["paths"]
+    assert lib["capable"] == r["capable"] and lib["paths_measured"] == r["paths_measured"]
     assert json.loads(to_json(lib))["blackholes"] == r["blackholes"]
     assert to_csv(lib).splitlines()[0] == "section,item,metric,value"
     assert to_text(lib).startswith("Jumbo-frame adoption report")
@@ -297,7 +297,7 @@ def test_html_is_self_contained_with_plots(sqlite_url):
     targets = doc.tags("line", **{"class": "target-line"})
     assert sorted(t["data-target"] for t in targets) == ["DC26", "DC28"]
     assert [p["data-series"] for p in doc.tags("polyline", **{"class": "trend-line"})] == [
-        "capable", "configured"]
+        "jumbo-results", "configured-results"]
     assert doc.tags("rect", **{"class": "bar-measured"}) and doc.tags("rect", **{"class": "bar-expected"})
 
 
@@ -480,7 +480,7 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
     _load(url, _envelopes())
     try:
         r = build(url)
-        assert r["paths"] == 4 and r["capable_paths"] == 2 and r["capable"] == 0.5
+        assert r["paths_measured"] == 4 and r["capable_paths"] == 2 and r["capable"] == 0.5
         assert [(b["source"], b["dest"], b["hop_ip"], b["size"]) for b in r["blackholes"]] == [
             ("ps-a.cern.example", "ps-c.ral.example", "198.18.2.1", 9000)]
         assert sorted(s["site"] for s in r["sites"]) == ["CERN", "DESY", "RAL"]
@@ -511,7 +511,7 @@ def test_opensearch_without_latest_index(opensearch_url):
         assert store.request("DELETE", "/%sjumbo_latest" % prefix)[0] == 200
         r = build(url)
         truth = mesh.expected()
-        assert r["paths"] == truth["paths"] and r["capable"] == pytest.approx(truth["capable"])
+        assert r["paths_measured"] == truth["paths"] and r["capable"] == pytest.approx(truth["capable"])
         assert sorted((b["source"], b["dest"]) for b in r["blackholes"]) == truth["blackholes"]
         assert r["gains"]["paths"] > 0 and r["expected_gains"]["paths"] > 0
     finally:
@@ -528,7 +528,7 @@ def test_opensearch_without_latency_data(opensearch_url):
     store = open_store(url)
     try:
         r = build(url)
-        assert r["paths"] == 4 and r["capable"] == 0.5
+        assert r["paths_measured"] == 4 and r["capable"] == 0.5
         assert r["expected_gains"]["paths"] == 0
         proc = run_cli("--store", url)
         assert proc.returncode == 0, proc.stderr

@@ -163,7 +163,7 @@ def test_the_streams_report_against_the_truth(archives):
     assert report["window"]["results"] == len(PMTU_RUNS) == DAYS * 12 * 2
     last = DAYS - 1
     paths = [(s, d, f) for s in HOSTS for d in HOSTS if s != d for f in (4, 6)]
-    assert report["paths"] == len(paths) == 24
+    assert report["paths_measured"] == len(paths) == 24
     # capable: jumbo both ways on the latest runs (the report's rule)
     assert report["capable_paths"] == sum(
         1 for s, d, f in paths if truth(s, d, f, last)[0] == truth(d, s, f, last)[0] == 9000) == 10

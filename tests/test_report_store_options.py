@@ -78,7 +78,7 @@ def test_the_report_reads_an_https_archive_with_a_ca_file_and_an_api_key(
             assert (status, err) == (0, "")
             with open(out) as handle:
                 written = json.load(handle)
-            assert (written["window"]["results"], written["paths"], written["capable_paths"]) == (3, 3, 3)
+            assert (written["window"]["results"], written["paths_measured"], written["capable_paths"]) == (3, 3, 3)
     finally:
         proxy.close()
         drop_prefix(store, prefix)

@@ -7,6 +7,7 @@ from html import escape
 from ..core.mtu import STANDARD_MTU, is_jumbo
 from . import telemetry_view
 from .formatting import evidence, pct
+from .render import change_mtus, host_sentence
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"
 MAX_MATRIX = 80
@@ -66,7 +67,8 @@ def trend_svg(r):
                      % (name, left, left + pw, y(goal), y(goal)))
         parts.append('<text x="%d" y="%.1f" font-size="12" fill="#7b3294">%s %d%%</text>'
                      % (left + pw + 6, y(goal) + 4, name, int(goal * 100)))
-    series = (("capable", "capable_share", "#2166ac"), ("configured", "configured_share", "#999999"),
+    series = (("jumbo-results", "jumbo_results_share", "#2166ac"),
+              ("configured-results", "configured_results_share", "#999999"),
               ("used", "used_share", "#1a9850"))
     for label, key, stroke in series:
         pts = [(x(i), y(b[key])) for i, b in enumerate(buckets) if b.get(key) is not None]
@@ -82,10 +84,10 @@ def trend_svg(r):
         if i % step == 0 or i == n - 1:
             parts.append('<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>'
                          % (x(i), top + ph + 16, escape(str(b["bucket"])[5:])))
-    parts.append('<text x="%d" y="%d" font-size="12" fill="#2166ac">capable (results)</text>'
-                 % (left, height - 10))
-    parts.append('<text x="%d" y="%d" font-size="12" fill="#777">configured (results)</text>'
-                 % (left + 150, height - 10))
+    parts.append('<text x="%d" y="%d" font-size="12" fill="#2166ac">jumbo results (share of '
+                 'runs)</text>' % (left, height - 10))
+    parts.append('<text x="%d" y="%d" font-size="12" fill="#777">configured results</text>'
+                 % (left + 170, height - 10))
     if any(b.get("used_share") is not None for b in buckets):
         parts.append('<text x="%d" y="%d" font-size="12" fill="#1a9850">used (bytes, telemetry)</text>'
                      % (left + 320, height - 10))
@@ -216,13 +218,17 @@ def to_html(r):
         _card("configured: hosts with MTU >= %d" % target, pct(r["configured"]),
               "%d of %d measuring hosts" % (r["configured_hosts"], r["hosts"])),
         _card("capable: paths carrying %d both ways" % target, pct(r["capable"]),
-              "%d of %d directed paths, no black hole" % (r["capable_paths"], r["paths"])),
+              "%d of %d directed paths, no black hole" % (r["capable_paths"], r["paths_measured"])),
+        _card("paths measured one way only", str(r["paths_one_way"]),
+              "reverse never measured: never counted capable; %d measured both ways"
+              % r["paths_both_ways"]),
         _card("used: traffic-weighted", pct(r["used"]),
               telemetry_view.used_card_note(r) if r.get("telemetry") else
               "from the volume matrix" if r["used"] is not None else "no volume matrix given"),
         _card("black holes", str(len(r["blackholes"])), "paths where big packets vanish"),
         _card("undecided", str(r.get("unknown_paths", 0)),
-              "paths with flows left unmeasured (PMTUD unknown): never counted capable"),
+              "paths with a started flow left unconfirmed (PMTUD unknown): never counted "
+              "capable"),
     ]
     status = []
     for s in r["status"]:
@@ -234,7 +240,7 @@ def to_html(r):
                 "met" if s["traffic_met"] else "notmet", "met" if s["traffic_met"] else "not met")
         status.append("<li>%s</li>" % line)
     limit = min(r.get("limit") or len(r["blackholes"]), 50)   # the culprits table groups the rest
-    bh_rows = [(b["source"], b["dest"], b["source_site"], b["dest_site"], b["size"], b["hop_ttl"],
+    bh_rows = [(b["source"], b["dest"], b["family"], b["source_site"], b["dest_site"], b["size"], b["hop_ttl"],
                 b["hop_ip"], "partial (per-flow)" if b["partial"] else "full", b["measured"],
                 _seen(b))
                for b in r["blackholes"][:limit]]
@@ -250,8 +256,13 @@ def to_html(r):
                       s["unlocked_paths"], pct(s["unlocked"]),
                       "; %s of traffic" % pct(s["unlocked_traffic"]) if s["unlocked_traffic"] is not None else ""))
                  for s in r["sites"]]
-    change_rows = [(c["start"], c["source"], c["dest"], c["from"], c["to"]) for c in r["changes"][:100]]
-    flap_rows = [(f["source"], f["dest"], f["changes"], f["last_change"]) for f in r["flapping"][:100]]
+    change_rows = [(c["start"], c["source"], c["dest"], c["family"], c["kind"], c["from"], c["to"],
+                    change_mtus(c)) for c in r["changes"][:100]]
+    day_rows = [(d["day"], d["regressions"], ", ".join(d["regressed"][:10]) + (
+        " and %d more" % (d["regressions"] - 10) if d["regressions"] > 10 else ""))
+        for d in r["change_days"] if d["regressions"]][:20]
+    flap_rows = [(f["source"], f["dest"], f["family"], f["changes"], f["last_change"])
+                 for f in r["flapping"][:100]]
     g, e = r["gains"]["summary"], r["expected_gains"]["summary"]
     gain_text = []
     if g:
@@ -272,27 +283,33 @@ def to_html(r):
         "<ul>%s</ul>" % "".join(status),
         _telemetry(r),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
-        _table(["source", "dest", "source site", "dest site", "size vanishing", "hop", "hop IP",
+        _table(["source", "dest", "family", "source site", "dest site", "size vanishing", "hop", "hop IP",
                 "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
         '<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
         _table(["hop", "failing paths", "black holes", "MTU", "sites", "examples"], culprit_rows)
         if culprit_rows else "<p>No hop is shared by several failing paths.</p>",
-        "<p>%d failing paths are limited by an end host's own MTU.</p>" % r["host_limited"],
+        "<p>%s</p>" % escape(host_sentence(r)),
         '<h2 id="sites">Sites ranked by adoption unlocked if fixed</h2>',
         _table(["rank", "site", "hosts", "host MTU", "outbound capable", "inbound capable", "fails",
                 "PMTUD", "paths unlocked if fixed"], site_rows),
         '<h2 id="matrix">Site &times; site: smallest path MTU (rows source, columns destination)</h2>',
         matrix_svg(r),
-        '<h2 id="trend">Trend per %s: capable share of results, with the DC26 and DC28 targets</h2>'
+        '<h2 id="trend">Trend per %s: share of results (runs, not paths) that carried the target, '
+        'with the DC26 and DC28 targets</h2>'
         % escape(r["trend"]["interval"]),
         trend_svg(r),
         '<h2 id="gains">Jumbo gain</h2>',
         "<p>%s</p>" % escape(" ".join(gain_text)),
         gains_svg(r),
         '<h2 id="changes">Changes (%d paths changed state)</h2>' % r["changed_paths"],
-        _table(["when", "source", "dest", "from", "to"], change_rows) if change_rows else "<p>None.</p>",
+        "<h3>Regressions by day, most first</h3>",
+        _table(["day", "paths that lost the target", "paths"], day_rows) if day_rows else "<p>None.</p>",
+        "<h3>Changes, newest first (flapping paths apart)</h3>",
+        _table(["when", "source", "dest", "family", "kind", "from", "to", "MTU"], change_rows)
+        if change_rows else "<p>None.</p>",
         "<h3>Flapping paths (%d)</h3>" % len(r["flapping"]),
-        _table(["source", "dest", "changes", "last change"], flap_rows) if flap_rows else "<p>None.</p>",
+        _table(["source", "dest", "family", "changes", "last change"], flap_rows)
+        if flap_rows else "<p>None.</p>",
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>Jumbo-frame adoption report</title><style>%s</style></head><body>\n%s\n</body></html>\n"

@@ -22,15 +22,18 @@ from concurrent.futures import ThreadPoolExecutor
 from ..core.mtu import DEFAULT_TARGET_MTU, is_jumbo
 from ..core.units import parse_time
 from . import held, sites
-from .culprits import shared_culprits
+from .culprits import limiting_hosts, shared_culprits
 from .errors import NoData
 from .formatting import share
 from .gains import gain_tables
+from .path_record import PathRecord, family
 from ..archive.path_state import blackhole_fields, state_of_fields
 from ..archive import queries as store_queries
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
 NO_SITE = "(no site)"
+# A path whose forward direction carries the target and whose reverse was never measured.
+ONE_WAY = "jumbo-one-way"
 
 
 class Options(object):
@@ -54,37 +57,8 @@ FAILING = {(False, False): (), (True, False): ("out",), (False, True): ("in",),
            (True, True): ("out", "in")}
 
 
-class Path(object):
-    """One directed path's latest state (compact: there may be 100,000 of them)."""
-    __slots__ = ("source", "dest", "ip_version", "source_site", "dest_site", "start", "path_mtu",
-                 "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
-                 "reverse_blackhole", "capable", "state", "failing", "succeeded", "row")
-
-    def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu,
-                 reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole,
-                 reverse_blackhole, capable, state, failing, succeeded, row):
-        self.source = source
-        self.dest = dest
-        self.ip_version = ip_version
-        self.source_site = source_site
-        self.dest_site = dest_site
-        self.start = start
-        self.path_mtu = path_mtu
-        self.reverse_path_mtu = reverse_path_mtu
-        self.reverse_known = reverse_known
-        self.local_mtu = local_mtu
-        self.pmtud = pmtud
-        self.partial = partial
-        self.blackhole = blackhole
-        self.reverse_blackhole = reverse_blackhole
-        self.capable = capable
-        self.state = state
-        self.failing = failing
-        self.succeeded = succeeded
-        self.row = row
-
-    def __getitem__(self, name):
-        return getattr(self, name)
+# The per-path record's class, under the name the model has always used for it.
+Path = PathRecord
 
 
 def _interval(window, first, last):
@@ -191,7 +165,9 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["sites"] = sites.ranked(paths, host_mtu, site_names, target, traffic, len(paths),
                                    opts.volumes, pairs)
     report["matrix"] = sites.matrix(pairs, site_names)
-    report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min)
+    report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min,
+                                                                 host_mtu)
+    report["limiting_hosts"] = limiting_hosts(paths, _host_sites(paths))
     changes = _add_trend(report, f_hist, held_paths, interval)
     measured, latency = f_gain.result()
     report["gains"], report["expected_gains"] = gain_tables(measured, latency, paths, target,
@@ -214,6 +190,15 @@ def _site_lookup(site_map):
                     return site_map[key]
         return recorded or NO_SITE
     return site_of
+
+
+def _host_sites(paths):
+    """{host: its site} as the paths name it (as source or as dest)."""
+    out = {}
+    for p in paths:
+        out.setdefault(p.source, p.source_site)
+        out.setdefault(p.dest, p.dest_site)
+    return out
 
 
 def _paths(rows, target, site_of):
@@ -260,11 +245,16 @@ def _path(row, rev, target, site_of):
     fwd_ok = bool(row.succeeded) and is_jumbo(row.path_mtu, target) is True
     rev_ok = not rev_bh and (reverse_mtu is None or is_jumbo(reverse_mtu, target))
     failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
+    # Measured the other way: an MTU of the reverse direction, or a black hole on it. A
+    # reverse path whose latest run failed measured nothing.
+    reverse_known = bool(reverse) or rev_bh
+    if state == "jumbo" and not reverse_known:
+        state = ONE_WAY
     return Path(
         row.source, row.dest, row.ip_version, site_of(row.source, row.source_ip, row.source_site),
         site_of(row.dest, row.dest_ip, row.dest_site), row.start, row.path_mtu, reverse_mtu,
-        bool(reverse) or rev is not None, row.local_mtu, row.pmtud, bool(row.partial), fwd_bh,
-        rev_bh, state == "jumbo", state, failing, bool(row.succeeded), row)
+        reverse_known, row.local_mtu, row.pmtud, bool(row.partial), fwd_bh, rev_bh,
+        state == "jumbo" and reverse_known, state, failing, bool(row.succeeded), row)
 
 
 # -- the report's sections ----------------------------------------------------------------------
@@ -276,6 +266,7 @@ def _headline(queries, opts, paths, host_mtu, counted):
     window = opts.window
     n_paths = len(paths)
     n_capable = sum(1 for p in paths if p.capable)
+    n_one_way = sum(1 for p in paths if not p.reverse_known)
     hosts_cfg = sum(1 for v in host_mtu.values() if v[1] >= target)
     report = collections.OrderedDict()
     report["schema"] = 1
@@ -286,14 +277,20 @@ def _headline(queries, opts, paths, host_mtu, counted):
     report["target_mtu"] = target
     report["limit"] = opts.limit
     report["targets"] = collections.OrderedDict(TARGETS)
-    report["paths"] = n_paths
+    # Every count is named for what it counts: directed path-families (paths), results,
+    # hosts. `paths` itself is the per-path list (path_record.PathRecord), in key order.
+    report["paths"] = paths
+    report["paths_measured"] = n_paths
+    report["paths_both_ways"] = n_paths - n_one_way
+    report["paths_one_way"] = n_one_way
     report["capable_paths"] = n_capable
     report["capable"] = share(n_capable, n_paths)
     report["hosts"] = len(host_mtu)
     report["configured_hosts"] = hosts_cfg
     report["configured"] = share(hosts_cfg, len(host_mtu))
-    report["reverse_unknown"] = sum(1 for p in paths if not p.reverse_known)
-    # Undecided: would be jumbo, but flows were left unmeasured (path_state's `unknown`).
+    # Forward jumbo, reverse never measured: not capable, and no target is met while any.
+    report["jumbo_one_way_paths"] = sum(1 for p in paths if p.state == ONE_WAY)
+    # Undecided: would be jumbo, but a started flow was left unconfirmed (path_state's `unknown`).
     report["unknown_paths"] = sum(1 for p in paths if p.state == "unknown")
     return report
 
@@ -304,7 +301,10 @@ def _add_status(report, traffic):
     report["traffic"] = traffic
     report["status"] = [
         {"target": name, "goal": goal, "paths": report["capable"],
-         "paths_met": report["capable"] is not None and report["capable"] >= goal,
+         # Met only with every path measured both ways: a path never measured on its way
+         # back could be the one that fails.
+         "paths_met": (report["capable"] is not None and report["capable"] >= goal
+                       and not report["paths_one_way"]),
          "traffic": report["used"],
          "traffic_met": None if report["used"] is None else report["used"] >= goal}
         for name, goal in TARGETS]
@@ -319,7 +319,7 @@ def _blackholes(paths, held_paths):
         row = p.row
         blackholes.append(collections.OrderedDict([
             ("source", p.source), ("dest", p.dest), ("ip_version", p.ip_version),
-            ("source_site", p.source_site), ("dest_site", p.dest_site),
+            ("family", p.family), ("source_site", p.source_site), ("dest_site", p.dest_site),
             ("partial", p.partial), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),
             ("hop_ip", row.blackhole_ip), ("path_mtu", p.path_mtu), ("measured", p.start),
         ] + held.fields(held_paths.get((p.source, p.dest, p.ip_version)))))
@@ -332,17 +332,59 @@ def _blackholes(paths, held_paths):
 def _add_trend(report, f_hist, held_paths, interval):
     """The trend section from the store's history pass; its changes (held paths applied)."""
     trend, ch = f_hist.result()
+    # The trend counts results (every run of the bucket), not paths: its numbers say so.
+    buckets = []
     for b in trend:
-        b["capable_share"] = share(b["capable"], b["results"])
-        b["configured_share"] = share(b["configured"], b["results"])
-        b["unknown"] = b.get("unknown", 0)
-    report["trend"] = {"interval": interval, "buckets": trend}
+        buckets.append(collections.OrderedDict([
+            ("bucket", b["bucket"]), ("results", b["results"]),
+            ("jumbo_results", b["capable"]), ("jumbo_results_share", share(b["capable"], b["results"])),
+            ("configured_results", b["configured"]),
+            ("configured_results_share", share(b["configured"], b["results"])),
+            ("blackhole_results", b["blackholes"]), ("unknown_results", b.get("unknown", 0))]))
+    report["trend"] = {"interval": interval, "buckets": buckets}
     return held.changes(ch, held_paths)
 
 
+def _change_kind(change):
+    """regression (a jumbo path lost the target), improvement (a path gained it), or change."""
+    if change["from"] == "jumbo" and change["to"] != "jumbo":
+        return "regression"
+    if change["to"] == "jumbo":
+        return "improvement"
+    return "change"
+
+
 def _add_changes(report, ch, paths):
-    report["changes"] = ch["changes"]
+    """The changes ranked so that one flapping path cannot bury a regression of many paths:
+    the flapping paths' changes are left to the flapping list (one line each, with its
+    count); the others stay newest first, each with its MTUs before and after; and the days
+    are summed up in `change_days`, the day with the most regressions first."""
+    flapping = set((f["source"], f["dest"], f["ip_version"]) for f in ch["flapping"])
+    changes = []
+    for c in ch["changes"]:
+        if (c["source"], c["dest"], c["ip_version"]) in flapping:
+            continue
+        c = collections.OrderedDict(c)
+        c["family"] = family(c["ip_version"])
+        c["kind"] = _change_kind(c)
+        changes.append(c)
+    # Newest first, as the store gives them (the alarms read the latest change per path).
+    days = collections.OrderedDict()
+    for c in changes:
+        day = days.setdefault(c["start"][:10], collections.OrderedDict([
+            ("day", c["start"][:10]), ("regressions", 0), ("improvements", 0), ("changes", 0),
+            ("regressed", [])]))
+        day["changes"] += 1
+        if c["kind"] == "regression":
+            day["regressions"] += 1
+            day["regressed"].append("%s -> %s %s" % (c["source"], c["dest"], c["family"]))
+        elif c["kind"] == "improvement":
+            day["improvements"] += 1
+    report["changes"] = changes
+    # Newest day first already: a stable sort puts the most regressions first.
+    report["change_days"] = sorted(days.values(), key=lambda d: -d["regressions"])
     report["changed_paths"] = ch["changed_paths"]
     report["total_changes"] = ch.get("total_changes")
-    report["flapping"] = ch["flapping"]
+    report["flapping"] = [collections.OrderedDict(f, family=family(f["ip_version"]))
+                          for f in ch["flapping"]]
     report["failed_paths"] = sum(1 for p in paths if p.state == "failed")

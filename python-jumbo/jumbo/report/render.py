@@ -8,7 +8,7 @@ import io
 import json
 
 from ..core.mtu import STANDARD_MTU
-from . import telemetry_view
+from . import path_record, telemetry_view
 from .formatting import evidence, metric_rows, pct, share
 from .safe_output import csv_cell, text_line
 
@@ -16,12 +16,29 @@ from .safe_output import csv_cell, text_line
 def to_json(report):
     # allow_nan=False: NaN and Infinity are not JSON; a report carrying one fails loudly
     # instead of writing a file no JSON reader takes (the inputs are bounded: telemetry.py)
-    return json.dumps(report, indent=2, sort_keys=False, default=_default, allow_nan=False) + "\n"
+    paths = report.get("paths")
+    if not isinstance(paths, list):
+        return json.dumps(report, indent=2, sort_keys=False, default=_default,
+                          allow_nan=False) + "\n"
+    # The per-path list (there may be 720,000 records) one compact record per line: an
+    # indented record would be 25 lines each.
+    text = json.dumps(dict_without(report, "paths"), indent=2, sort_keys=False, default=_default,
+                      allow_nan=False)
+    encode = json.JSONEncoder(default=_default, allow_nan=False, separators=(",", ":")).encode
+    listed = ",\n    ".join(encode(p) for p in paths)
+    return ('%s,\n  "paths": [\n    %s\n  ]\n}\n' % (text[:-2], listed) if paths
+            else text[:-2] + ',\n  "paths": []\n}\n')
+
+
+def dict_without(report, key):
+    return type(report)((k, v) for k, v in report.items() if k != key)
 
 
 def _default(value):
     if isinstance(value, (set, frozenset)):
         return sorted(value)
+    if isinstance(value, path_record.PathRecord):
+        return value.as_dict()
     return str(value)
 
 
@@ -56,30 +73,30 @@ def _title(r):
 
 
 def _headline(r):
-    out = ["Headline (three separate numbers)"]
+    out = ["Headline (three separate numbers; paths are directed, one IP family each)"]
     add = out.append
+    n = r["paths_measured"]
     add("  configured %7s  of %d measuring hosts have interface MTU >= %d"
         % (pct(r["configured"]), r["hosts"], r["target_mtu"]))
     add("  capable    %7s  of %d directed paths carry %d both ways, no black hole (%d paths)"
-        % (pct(r["capable"]), r["paths"], r["target_mtu"], r["capable_paths"]))
-    add("  undecided  %7s  of %d directed paths: flows left unmeasured, PMTUD unknown (%d paths;"
-        " never counted capable)" % (pct(share(r.get("unknown_paths", 0), r["paths"])), r["paths"],
-                                    r.get("unknown_paths", 0)))
+        % (pct(r["capable"]), n, r["target_mtu"], r["capable_paths"]))
+    add("  undecided  %7s  of %d directed paths: a started flow left unconfirmed, PMTUD unknown (%d paths;"
+        " never counted capable)" % (pct(share(r["unknown_paths"], n)), n, r["unknown_paths"]))
     if r["used"] is not None and r["traffic"]:
         t = r["traffic"]
         add("  used       %7s  of measured traffic (volume matrix; %.3g of %.3g bytes measured)"
             % (pct(r["used"]), t["measured_bytes"], t["bytes"]))
     else:
         add("  used           n/a  (give --volumes CSV for the traffic-weighted share)")
+    add("  paths measured both ways %d, one way only %d (reverse never measured; %d of them carry"
+        " %d out: never counted capable)" % (r["paths_both_ways"], r["paths_one_way"],
+                                             r["jumbo_one_way_paths"], r["target_mtu"]))
     for s in r["status"]:
         line = "  %s target %s: paths %s" % (s["target"], pct(s["goal"]),
                                              "met" if s["paths_met"] else "NOT met")
         if s["traffic_met"] is not None:
             line += ", traffic %s" % ("met" if s["traffic_met"] else "NOT met")
         add(line)
-    if r["reverse_unknown"]:
-        add("  (%d paths have no reverse-direction measurement: judged on their forward direction)"
-            % r["reverse_unknown"])
     return out
 
 
@@ -87,10 +104,10 @@ def _blackholes(r):
     out = ["Black holes: fix these first (%d)" % len(r["blackholes"])]
     shown = r["blackholes"][:r.get("limit") or len(r["blackholes"])]
     for b in shown:
-        out.append("  %s -> %s  [%s -> %s]  %s%s vanishes at hop %s %s"
-                   % (b["source"], b["dest"], b["source_site"], b["dest_site"],
+        out.append("  %s -> %s %s  [%s -> %s]  %s vanishes at hop %s %s"
+                   % (b["source"], b["dest"], b["family"], b["source_site"], b["dest_site"],
                       "size %s" % b["size"] if b["size"] else "large packets",
-                      "", b["hop_ttl"] if b["hop_ttl"] is not None else "?", b["hop_ip"] or "?")
+                      b["hop_ttl"] if b["hop_ttl"] is not None else "?", b["hop_ip"] or "?")
                    + ("  (partial: some flows only)" if b["partial"] else "") + _seen(b))
     if not r["blackholes"]:
         out.append("  none")
@@ -98,6 +115,17 @@ def _blackholes(r):
         out.append("  ... and %d more (all of them in the JSON and CSV output)"
                    % (len(r["blackholes"]) - len(shown)))
     return out
+
+
+def host_sentence(r):
+    """'N failing paths are limited by an end host's own MTU: host (IPv4, MTU 1500, 11
+    paths), ...': the hosts named, the longest first (shared by the text and HTML)."""
+    hosts = r["limiting_hosts"]
+    named = ", ".join("%s (%s, MTU %s, %d paths)" % (h["host"], h["family"], _mtu(h["interface_mtu"]),
+                                                    h["paths"]) for h in hosts[:10])
+    more = " and %d more hosts" % (len(hosts) - 10) if len(hosts) > 10 else ""
+    return ("%d failing paths are limited by an end host's own MTU (configuration, not a hop): "
+            "%s%s" % (r["host_limited"], named, more))
 
 
 def _culprits(r):
@@ -110,8 +138,7 @@ def _culprits(r):
                                               if len(c["sites"]) > 6 else "")
         out.append("  %-18s %4d failing paths  %s  sites: %s" % (c["hop_ip"], c["paths"], what, sites))
     if r["host_limited"]:
-        out.append("  %d failing paths are limited by an end host's own MTU (configuration, not a "
-                   "hop)" % r["host_limited"])
+        out.append("  " + host_sentence(r))
     return out
 
 
@@ -154,12 +181,14 @@ def _matrix(r):
 
 def _trend(r):
     t = r["trend"]
-    out = ["Trend per %s: capable share of results (DC26 50%%, DC28 99%%)" % t["interval"]]
+    out = ["Trend per %s: share of results (runs, not paths) that carried the target (DC26 50%%, "
+           "DC28 99%%)" % t["interval"]]
     for b in t["buckets"]:
-        bar = "#" * int(round(40 * (b["capable_share"] or 0)))
+        bar = "#" * int(round(40 * (b["jumbo_results_share"] or 0)))
         out.append("  %s %7s %-40s %d results, %d black-hole results%s"
-                   % (b["bucket"], pct(b["capable_share"]), bar, b["results"], b["blackholes"],
-                      ", %d undecided" % b["unknown"] if b.get("unknown") else ""))
+                   % (b["bucket"], pct(b["jumbo_results_share"]), bar, b["results"],
+                      b["blackhole_results"], ", %d undecided" % b["unknown_results"]
+                      if b["unknown_results"] else ""))
     return out
 
 
@@ -185,31 +214,71 @@ def _gains(r):
 
 
 def _changes(r):
-    out = ["Changes: %d paths changed state (%d changes); newest first"
-           % (r["changed_paths"], r["total_changes"] or 0)]
+    out = ["Changes: %d paths changed state (%d changes)" % (r["changed_paths"], r["total_changes"] or 0)]
+    regressed = [d for d in r["change_days"] if d["regressions"]]
+    if regressed:
+        out.append("Regressions by day, most first")
+        for d in regressed[:10]:
+            out.append("  %s  %d paths lost the target: %s%s"
+                       % (d["day"], d["regressions"], ", ".join(d["regressed"][:5]),
+                          " and %d more" % (d["regressions"] - 5) if d["regressions"] > 5 else ""))
+    out.append("Changes, newest first (flapping paths apart, below)")
     for c in r["changes"][:20]:
-        out.append("  %s  %s -> %s  %s -> %s" % (c["start"], c["source"], c["dest"], c["from"],
-                                                 c["to"]))
+        out.append("  %s  %s -> %s %s  %s -> %s  %s"
+                   % (c["start"], c["source"], c["dest"], c["family"], c["from"], c["to"],
+                      change_mtus(c)))
     out.append("Flapping paths (%d)" % len(r["flapping"]))
     for f in r["flapping"][:20]:
-        out.append("  %s -> %s  %d changes, last %s" % (f["source"], f["dest"], f["changes"],
-                                                         f["last_change"]))
+        out.append("  %s -> %s %s  %d changes, last %s" % (f["source"], f["dest"], f["family"],
+                                                           f["changes"], f["last_change"]))
     return out
+
+
+def change_mtus(c):
+    """'path MTU 9000 -> 1500, reverse 9000 -> 9000': what a change did to each direction
+    (the reverse only where either result measured it)."""
+    text = "path MTU %s -> %s" % (_mtu(c["from_mtu"]), _mtu(c["to_mtu"]))
+    if c.get("from_reverse_mtu") is not None or c.get("to_reverse_mtu") is not None:
+        text += ", reverse %s -> %s" % (_mtu(c["from_reverse_mtu"]), _mtu(c["to_reverse_mtu"]))
+    return text
+
+
+def _item(x):
+    """A CSV item naming a path: 'source->dest IPv4' (the family keeps IPv4 and IPv6 apart)."""
+    return "%s->%s %s" % (x["source"], x["dest"], path_record.family(x["ip_version"]))
+
+
+SUMMARY_KEYS = ("paths_measured", "paths_both_ways", "paths_one_way", "capable_paths", "capable",
+                "jumbo_one_way_paths", "unknown_paths", "hosts", "configured_hosts", "configured",
+                "used", "blackholes", "host_limited", "target_mtu")
+TREND_KEYS = ("results", "jumbo_results", "jumbo_results_share", "configured_results",
+              "configured_results_share", "blackhole_results", "unknown_results")
+# A path's own columns in the CSV: its key is the item (source->dest family).
+PATH_KEYS = tuple(f for f in path_record.FIELDS
+                  if f not in ("source", "dest", "family", "missed_odds"))
+
+
+def _path_rows(r):
+    for p in r["paths"]:
+        d = p.as_dict() if isinstance(p, path_record.PathRecord) else p
+        item = _item(d)
+        for k in PATH_KEYS:
+            yield ("path", item, k, d[k])
+        for k, odds in (d["missed_odds"] or {}).items():
+            yield ("path", item, "missed_odds_" + k, odds)
 
 
 def rows(r):
     """The report as long-format rows: (section, item, metric, value)."""
-    summary = dict(r, blackholes=len(r["blackholes"]), unknown_paths=r.get("unknown_paths", 0))
-    for row in metric_rows("summary", "mesh", summary, (
-            "paths", "capable_paths", "capable", "hosts", "configured_hosts", "configured", "used",
-            "blackholes", "unknown_paths", "target_mtu")):
+    summary = dict(r, blackholes=len(r["blackholes"]))
+    for row in metric_rows("summary", "mesh", summary, SUMMARY_KEYS):
         yield row
     for s in r["status"]:
         yield ("target", s["target"], "goal", s["goal"])
         yield ("target", s["target"], "paths_met", s["paths_met"])
         yield ("target", s["target"], "traffic_met", s["traffic_met"])
     for b in r["blackholes"]:
-        item = "%s->%s" % (b["source"], b["dest"])
+        item = _item(b)
         for k in ("ip_version", "source_site", "dest_site", "partial", "size", "hop_ttl", "hop_ip",
                   "path_mtu", "measured", "seen", "runs", "failed_share", "clean_flows",
                   "needed_flows"):
@@ -218,6 +287,10 @@ def rows(r):
         yield ("culprit", c["hop_ip"], "paths", c["paths"])
         yield ("culprit", c["hop_ip"], "blackholes", c["blackholes"])
         yield ("culprit", c["hop_ip"], "mtu", c["mtu"])
+    for h in r["limiting_hosts"]:
+        item = "%s %s" % (h["host"], h["family"])
+        for k in ("site", "interface_mtu", "paths"):
+            yield ("limiting_host", item, k, h[k])
     for s in r["sites"]:
         for k in ("rank", "hosts", "configured", "out_paths", "out_capable", "in_paths", "in_capable",
                   "capable", "fails", "blackholes", "pmtud", "unlocked_paths", "unlocked",
@@ -229,8 +302,7 @@ def rows(r):
         for k in ("paths", "capable", "min_mtu", "max_mtu", "blackholes"):
             yield ("matrix", item, k, c[k])
     for b in r["trend"]["buckets"]:
-        for k in ("results", "capable", "configured", "blackholes", "unknown", "capable_share",
-                  "configured_share"):
+        for k in TREND_KEYS:
             yield ("trend", b["bucket"], k, b[k])
     for name in ("gains", "expected_gains"):
         summary = r[name]["summary"] or {}
@@ -239,10 +311,13 @@ def rows(r):
             if k in summary:
                 yield (name, "mesh", k, summary[k])
     for c in r["changes"]:
-        yield ("change", "%s->%s" % (c["source"], c["dest"]), c["start"], "%s->%s" % (c["from"], c["to"]))
+        yield ("change", _item(c), c["start"], "%s->%s (%s)" % (c["from"], c["to"],
+                                                                  change_mtus(c)))
     yield ("summary", "mesh", "changed_paths", r["changed_paths"])
     for f in r["flapping"]:
-        yield ("flapping", "%s->%s" % (f["source"], f["dest"]), "changes", f["changes"])
+        yield ("flapping", _item(f), "changes", f["changes"])
+    for row in _path_rows(r):
+        yield row
     if r.get("telemetry"):
         for row in telemetry_view.rows(r):
             yield row

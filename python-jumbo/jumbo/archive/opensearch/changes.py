@@ -80,12 +80,15 @@ def changes(queries, window, target, limit, flap, latest):
                 if st == "failed":
                     continue
                 key = src["path"]
-                before = prev.get(key)
-                prev[key] = st
+                before, before_mtu, before_rev = prev.get(key, (None, None, None))
+                prev[key] = (st, src.get("path_mtu"), src.get("reverse_path_mtu"))
                 if before is not None and before != st:
+                    # The path MTU before and after: what the change did to the path.
                     events.append({"source": src["source"], "dest": src["dest"],
                                    "ip_version": src["ip_version"], "start": iso_text(src["start"]),
-                                   "from": before, "to": st})
+                                   "from": before, "to": st, "from_mtu": before_mtu,
+                                   "to_mtu": src.get("path_mtu"), "from_reverse_mtu": before_rev,
+                                   "to_reverse_mtu": src.get("reverse_path_mtu")})
                     c = counts.setdefault(key, [src["source"], src["dest"], src["ip_version"], 0, None])
                     c[3] += 1
                     c[4] = iso_text(src["start"])

@@ -1,0 +1,115 @@
+"""One directed path of one IP family, as the report judges it: the per-path record.
+
+`PathRecord` is the one place a path's verdict lives. The model (model.py) makes one per
+(source, dest, ip_version) from the store's latest results of both directions; the culprit
+pass (culprits.py) fills in what limits it; every section of the report counts these records,
+and the JSON and CSV outputs list them (`paths`) for tools outside the report (the ranked
+action list, external ticketing). `as_dict()` is that listing's schema, in FIELDS order.
+
+A path's `state` is the result rule (jumbo.archive.path_state) over both directions, with one
+state of the report's own: `jumbo-one-way`, a path whose forward direction carries the target
+but whose reverse direction was never measured (no reflector answer, no result of the reverse
+path). It is not capable: a path is capable only when both directions were measured.
+
+`confidence` states how sure a `jumbo` verdict is against an ECMP group the flows may have
+missed: with `flows` flows per run over `runs` runs, each landing on one of k equal members
+at random, the odds that one given member was never probed are (1 - 1/k) ** (flows * runs)
+(docs/coordinator.md, "How sure a jumbo verdict is"). The record gives them for k = 2, 4, 8.
+"""
+
+import collections
+
+FAMILY = {4: "IPv4", 6: "IPv6"}
+ECMP_MEMBERS = (2, 4, 8)
+
+FIELDS = ("source", "dest", "ip_version", "family", "source_site", "dest_site", "state",
+          "capable", "path_mtu", "reverse_path_mtu", "reverse_measured", "pmtud", "blackhole",
+          "partial", "culprit_hop_ip", "culprit_hop_ttl", "culprit_kind", "limiting_host",
+          "limiting_host_mtu", "flows", "runs", "missed_odds", "last_measured")
+
+
+def family(ip_version):
+    """'IPv4' / 'IPv6' (or '-' when the record carries none): a path's family as shown."""
+    return FAMILY.get(ip_version, "-")
+
+
+def missed_odds(flows, runs):
+    """{k: odds that one member of a k-member ECMP group was never probed}, or None when the
+    flows are unknown. Flows are hashed independently, each landing on a member with 1/k."""
+    if not flows or not runs:
+        return None
+    probes = flows * runs
+    return collections.OrderedDict(("k%d" % k, round((1.0 - 1.0 / k) ** probes, 6))
+                                   for k in ECMP_MEMBERS)
+
+
+class PathRecord(object):
+    """One directed path's latest state (compact: there may be 720,000 of them)."""
+    __slots__ = ("source", "dest", "ip_version", "source_site", "dest_site", "start", "path_mtu",
+                 "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
+                 "reverse_blackhole", "capable", "state", "failing", "succeeded", "row",
+                 "culprit", "limiting_host")
+
+    def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu,
+                 reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole,
+                 reverse_blackhole, capable, state, failing, succeeded, row):
+        self.source = source
+        self.dest = dest
+        self.ip_version = ip_version
+        self.source_site = source_site
+        self.dest_site = dest_site
+        self.start = start
+        self.path_mtu = path_mtu
+        self.reverse_path_mtu = reverse_path_mtu
+        # True when the reverse direction was measured (an MTU or a black hole of it is known).
+        self.reverse_known = reverse_known
+        self.local_mtu = local_mtu
+        self.pmtud = pmtud
+        self.partial = partial
+        self.blackhole = blackhole
+        self.reverse_blackhole = reverse_blackhole
+        self.capable = capable
+        self.state = state
+        self.failing = failing
+        self.succeeded = succeeded
+        self.row = row
+        # Filled by culprits.locate: (kind, hop ip, hop ttl, hop mtu) of the hop that limits
+        # the path, and (host, its interface MTU) when an end host's own MTU does.
+        self.culprit = None
+        self.limiting_host = None
+
+    def __getitem__(self, name):
+        return getattr(self, name)
+
+    def key(self):
+        return (self.source, self.dest, self.ip_version)
+
+    @property
+    def family(self):
+        return family(self.ip_version)
+
+    def label(self):
+        """'src -> dest IPv4': how every table and CSV key names the path."""
+        return "%s -> %s %s" % (self.source, self.dest, family(self.ip_version))
+
+    def values(self):
+        """The record's values in FIELDS order."""
+        c = self.culprit or (None, None, None, None)
+        h = self.limiting_host or (None, None)
+        flows = getattr(self.row, "flows", None)
+        runs = getattr(self.row, "results", None)
+        return (self.source, self.dest, self.ip_version, family(self.ip_version), self.source_site,
+                self.dest_site, self.state, self.capable, self.path_mtu, self.reverse_path_mtu,
+                self.reverse_known, self.pmtud, self.blackhole, self.partial, c[1], c[2], c[0],
+                h[0], h[1], flows, runs, missed_odds(flows, runs), self.start)
+
+    def as_dict(self):
+        return collections.OrderedDict(zip(FIELDS, self.values()))
+
+    def __eq__(self, other):
+        return isinstance(other, PathRecord) and self.values() == other.values()
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = None
