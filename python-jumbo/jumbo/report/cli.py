@@ -3,7 +3,8 @@
     jumbo-report --store URL [--ca-file PEM] [--api-key-file FILE | --auth-file FILE]
                  [--no-verify-ssl]
                  [--format text|json|csv|html] [--out FILE] [--volumes CSV]
-                 [--sites FILE] [--since DATE] [--until DATE] [--target-mtu N]
+                 [--sites FILE] [--site NAME] [--since DATE|DURATION] [--until DATE|DURATION]
+                 [--target-mtu N]
                  [--interval day|week] [--link-speed BITS] [--flap N] [--limit N]
                  [--prometheus URL [--prometheus-ca-file PEM] [--prometheus-token-file FILE |
                   --prometheus-auth-file FILE] [--prometheus-devices REGEX]
@@ -14,6 +15,7 @@ sites); 3 store or Prometheus missing or down; 4 nothing to report (empty store 
 """
 
 import argparse
+import datetime
 import os
 import sys
 
@@ -60,8 +62,12 @@ def parser():
     p.add_argument("--out", help="write here instead of standard output")
     p.add_argument("--volumes", help="CSV source_site,dest_site,bytes: traffic-weighted share")
     p.add_argument("--sites", help="host (or IP) to site file: 'host site' lines or a JSON object")
-    p.add_argument("--since", help="first day (YYYY-MM-DD or ISO time), inclusive")
-    p.add_argument("--until", help="last day (YYYY-MM-DD, inclusive) or ISO time (exclusive)")
+    p.add_argument("--since", help="first day (YYYY-MM-DD or ISO time), inclusive, or an ISO 8601 "
+                   "duration before now (P7D, PT12H, P2W)")
+    p.add_argument("--until", help="last day (YYYY-MM-DD, inclusive) or ISO time (exclusive), or "
+                   "a duration before now")
+    p.add_argument("--site", metavar="NAME",
+                   help="one site's page: only the paths it is the source or the dest of")
     p.add_argument("--target-mtu", type=int, default=DEFAULT_TARGET_MTU,
                    help="the MTU that counts as jumbo (%d)" % DEFAULT_TARGET_MTU)
     p.add_argument("--interval", choices=("day", "week"), help="trend bucket (default: by window)")
@@ -141,6 +147,15 @@ def store_options(args):
     return options
 
 
+def _site_name(name):
+    if name is None:
+        return None
+    name = name.strip()
+    if not name or len(name) > 200 or any(ord(c) < 32 for c in name):
+        raise ReportError("--site: expected a site name, got %r" % name[:200])
+    return name
+
+
 def render(report, fmt):
     if fmt == "json":
         return to_json(report)
@@ -156,15 +171,17 @@ def run(argv=None):
     args = parser().parse_args(argv)
     if not MIN_MTU_V6 <= args.target_mtu <= MAX_IP_PACKET:
         raise ReportError("--target-mtu must be between %d and %d" % (MIN_MTU_V6, MAX_IP_PACKET))
-    since = parse_date(args.since)
-    until = parse_date(args.until, end=True)
+    now = datetime.datetime.utcnow()    # one "now" for both ends of a relative window
+    since = parse_date(args.since, now=now)
+    until = parse_date(args.until, end=True, now=now)
     if since and until and since >= until:
         raise ReportError("--since %s is not before --until %s" % (args.since, args.until))
     volumes = read_volumes(args.volumes) if args.volumes else None
     sites = read_sites(args.sites) if args.sites else None
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
-                         limit=args.limit, extra=[h for h in (telemetry_hook(args),) if h])
+                         limit=args.limit, extra=[h for h in (telemetry_hook(args),) if h],
+                         site=_site_name(args.site))
     queries = open_queries(args.store, **store_options(args))
     try:
         report = model.build(queries, opts)

@@ -275,7 +275,7 @@ def to_html(r):
                          "capped at %.3g bit/s) on %d paths: median x%.2f."
                          % (r["expected_gains"]["link_speed"], r["expected_gains"]["paths"], e["median"]))
     body = [
-        "<h1>Jumbo-frame adoption</h1>",
+        "<h1>Jumbo-frame adoption%s</h1>" % (": site " + escape(r["site"]) if r.get("site") else ""),
         '<div class="meta">store %s &middot; %d pmtu results %s &ndash; %s &middot; target IP MTU %d '
         '&middot; generated %s</div>' % (escape(r["store"]), w["results"], escape(str(w["first"])),
                                          escape(str(w["last"])), target, escape(r["generated"])),
@@ -295,8 +295,8 @@ def to_html(r):
         '<h2 id="matrix">Site &times; site: smallest path MTU (rows source, columns destination)</h2>',
         matrix_svg(r),
         '<h2 id="trend">Trend per %s: share of results (runs, not paths) that carried the target, '
-        'with the DC26 and DC28 targets</h2>'
-        % escape(r["trend"]["interval"]),
+        'with the DC26 and DC28 targets%s</h2>'
+        % (escape(r["trend"]["interval"]), " (whole mesh)" if r.get("site") else ""),
         trend_svg(r),
         '<h2 id="gains">Jumbo gain</h2>',
         "<p>%s</p>" % escape(" ".join(gain_text)),

@@ -6,8 +6,11 @@ import io
 import json
 import os
 
-from ..core.units import parse_time
+from ..core.units import duration_seconds, parse_time
 from .errors import ReportError
+
+# A relative window reaches back at most this far (seconds): ten years, well past any archive.
+MAX_AGO = 3650 * 86400
 
 
 def _read(path, what):
@@ -76,11 +79,24 @@ def read_sites(path):
     return mapping
 
 
-def parse_date(text, end=False):
-    """YYYY-MM-DD or an ISO time -> ISO UTC string; `end` makes a bare date exclusive next day."""
+def parse_date(text, end=False, now=None):
+    """YYYY-MM-DD, an ISO time, or an ISO 8601 duration (P7D, PT12H, P2W: that long before
+    `now`, the current UTC time) -> ISO UTC string; `end` makes a bare date exclusive next day."""
     if text is None:
         return None
     text = text.strip()
+    if text[:1].upper() == "P":
+        try:
+            seconds = duration_seconds(text)
+        except ValueError as err:
+            raise ReportError("unreadable duration %r: %s (use e.g. P7D, PT12H, P2W)"
+                              % (text, str(err).split(": ", 1)[-1]))
+        if not 0 < seconds <= MAX_AGO:
+            raise ReportError("duration %r: must be more than 0 and at most %d days"
+                              % (text, MAX_AGO // 86400))
+        now = now or datetime.datetime.utcnow()
+        value = now - datetime.timedelta(seconds=seconds)
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         value = datetime.datetime.strptime(text, "%Y-%m-%d")
         if end:
@@ -90,5 +106,6 @@ def parse_date(text, end=False):
             # An ISO time: read as every timestamp of the suite is (jumbo.core.units).
             value = parse_time(text)
         except ValueError:
-            raise ReportError("unreadable date %r (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)" % text)
+            raise ReportError("unreadable date %r (use YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or a "
+                              "duration before now such as P7D)" % text)
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")

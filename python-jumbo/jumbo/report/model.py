@@ -21,12 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..core.mtu import DEFAULT_TARGET_MTU, is_jumbo
 from ..core.units import parse_time
-from . import held, sites
+from . import change_list, held, sites
 from .culprits import limiting_hosts, shared_culprits
-from .errors import NoData
+from .errors import NoData, ReportError
 from .formatting import share
 from .gains import gain_tables
-from .path_record import PathRecord, family
+from .path_record import PathRecord
 from ..archive.path_state import blackhole_fields, state_of_fields
 from ..archive import queries as store_queries
 
@@ -38,7 +38,8 @@ ONE_WAY = "jumbo-one-way"
 
 class Options(object):
     def __init__(self, target=DEFAULT_TARGET_MTU, since=None, until=None, interval=None, volumes=None,
-                 sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2, extra=()):
+                 sites=None, link_speed=10e9, flap=3, limit=200, culprit_min=2, extra=(),
+                 site=None):
         self.target = int(target)
         self.window = store_queries.Window(since, until)
         self.interval = interval
@@ -48,6 +49,8 @@ class Options(object):
         self.flap = int(flap)
         self.limit = int(limit)
         self.culprit_min = int(culprit_min)
+        # One site's page: only the paths it is an end of (None: the whole mesh).
+        self.site = site
         # Hooks called as hook(report, paths, host_mtu, opts) once the report is built
         # (telemetry.Telemetry: used and configured measured; alarms.Collector).
         self.extra = tuple(extra)
@@ -137,6 +140,8 @@ def _build_all(queries, opts):
         rows = {}
         for row in queries.latest(window, target):
             rows[(row.source, row.dest, row.ip_version)] = row
+        if opts.site is not None:
+            rows = _site_rows(rows, opts.site, _site_lookup(opts.sites))
         if f_hist is None:
             count, first, last, interval = counted()
             latest_rows = list(rows.values())
@@ -170,9 +175,12 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["limiting_hosts"] = limiting_hosts(paths, _host_sites(paths))
     changes = _add_trend(report, f_hist, held_paths, interval)
     measured, latency = f_gain.result()
+    if opts.site is not None:
+        keys = set(p.key() for p in paths)
+        measured = [g for g in measured if (g["source"], g["dest"], g.get("ip_version")) in keys]
     report["gains"], report["expected_gains"] = gain_tables(measured, latency, paths, target,
                                                             opts.link_speed, opts.limit)
-    _add_changes(report, changes, paths)
+    change_list.add_changes(report, changes, paths, opts.site)
     for hook in opts.extra:
         hook(report, paths, host_mtu, opts)
     return report
@@ -190,6 +198,24 @@ def _site_lookup(site_map):
                     return site_map[key]
         return recorded or NO_SITE
     return site_of
+
+
+def _site_rows(rows, site, site_of):
+    """The latest rows of the paths of one site (`--site`): those it is the source or the
+    dest of, so both directions of each of its paths are there. ReportError for a site the
+    store does not know."""
+    mine = {}
+    known = set()
+    for key, row in rows.items():
+        ends = (site_of(row.source, row.source_ip, row.source_site),
+                site_of(row.dest, row.dest_ip, row.dest_site))
+        known.update(ends)
+        if site in ends:
+            mine[key] = row
+    if not mine:
+        raise ReportError("--site %s: no measured path has that site (known: %s)"
+                          % (site, ", ".join(sorted(known)[:20]) or "none"))
+    return mine
 
 
 def _host_sites(paths):
@@ -275,6 +301,9 @@ def _headline(queries, opts, paths, host_mtu, counted):
     report["window"] = {"since": window.since, "until": window.until, "first": first,
                         "last": last, "results": count}
     report["target_mtu"] = target
+    # A site's page (--site) counts its own paths; the trend and the result count stay the
+    # whole mesh's (the store aggregates them over every path).
+    report["site"] = opts.site
     report["limit"] = opts.limit
     report["targets"] = collections.OrderedDict(TARGETS)
     # Every count is named for what it counts: directed path-families (paths), results,
@@ -343,48 +372,3 @@ def _add_trend(report, f_hist, held_paths, interval):
             ("blackhole_results", b["blackholes"]), ("unknown_results", b.get("unknown", 0))]))
     report["trend"] = {"interval": interval, "buckets": buckets}
     return held.changes(ch, held_paths)
-
-
-def _change_kind(change):
-    """regression (a jumbo path lost the target), improvement (a path gained it), or change."""
-    if change["from"] == "jumbo" and change["to"] != "jumbo":
-        return "regression"
-    if change["to"] == "jumbo":
-        return "improvement"
-    return "change"
-
-
-def _add_changes(report, ch, paths):
-    """The changes ranked so that one flapping path cannot bury a regression of many paths:
-    the flapping paths' changes are left to the flapping list (one line each, with its
-    count); the others stay newest first, each with its MTUs before and after; and the days
-    are summed up in `change_days`, the day with the most regressions first."""
-    flapping = set((f["source"], f["dest"], f["ip_version"]) for f in ch["flapping"])
-    changes = []
-    for c in ch["changes"]:
-        if (c["source"], c["dest"], c["ip_version"]) in flapping:
-            continue
-        c = collections.OrderedDict(c)
-        c["family"] = family(c["ip_version"])
-        c["kind"] = _change_kind(c)
-        changes.append(c)
-    # Newest first, as the store gives them (the alarms read the latest change per path).
-    days = collections.OrderedDict()
-    for c in changes:
-        day = days.setdefault(c["start"][:10], collections.OrderedDict([
-            ("day", c["start"][:10]), ("regressions", 0), ("improvements", 0), ("changes", 0),
-            ("regressed", [])]))
-        day["changes"] += 1
-        if c["kind"] == "regression":
-            day["regressions"] += 1
-            day["regressed"].append("%s -> %s %s" % (c["source"], c["dest"], c["family"]))
-        elif c["kind"] == "improvement":
-            day["improvements"] += 1
-    report["changes"] = changes
-    # Newest day first already: a stable sort puts the most regressions first.
-    report["change_days"] = sorted(days.values(), key=lambda d: -d["regressions"])
-    report["changed_paths"] = ch["changed_paths"]
-    report["total_changes"] = ch.get("total_changes")
-    report["flapping"] = [collections.OrderedDict(f, family=family(f["ip_version"]))
-                          for f in ch["flapping"]]
-    report["failed_paths"] = sum(1 for p in paths if p.state == "failed")

@@ -67,7 +67,9 @@ def to_text(r):
 
 def _title(r):
     w = r["window"]
-    return ["Jumbo-frame adoption report",
+    title = "Jumbo-frame adoption report" + (
+        ": site %s (its paths as source and as dest)" % r["site"] if r.get("site") else "")
+    return [title,
             "store %s, %d pmtu results from %s to %s, target IP MTU %d"
             % (r["store"], w["results"], w["first"], w["last"], r["target_mtu"])]
 
@@ -182,7 +184,7 @@ def _matrix(r):
 def _trend(r):
     t = r["trend"]
     out = ["Trend per %s: share of results (runs, not paths) that carried the target (DC26 50%%, "
-           "DC28 99%%)" % t["interval"]]
+           "DC28 99%%)%s" % (t["interval"], ", whole mesh" if r.get("site") else "")]
     for b in t["buckets"]:
         bar = "#" * int(round(40 * (b["jumbo_results_share"] or 0)))
         out.append("  %s %7s %-40s %d results, %d black-hole results%s"
