@@ -91,6 +91,7 @@ class Queries(object):
         return trend, self.changes(window, target, limit, flap)
 
     def changes(self, window, target, limit, flap):
-        """{changes: [{source, dest, ip_version, start, from, to}] newest first (at most
-        limit), changed_paths: n, flapping: [{source, dest, ip_version, changes}]}."""
+        """{changes: [{source, dest, ip_version, start, from, to, from_mtu, to_mtu,
+        from_reverse_mtu, to_reverse_mtu}] newest first, the flapping paths' after the others
+        (at most limit), changed_paths: n, flapping: [{source, dest, ip_version, changes}]}."""
         raise NotImplementedError

@@ -98,5 +98,10 @@ def changes(queries, window, target, limit, flap, latest):
     flapping = [{"source": c[0], "dest": c[1], "ip_version": c[2], "changes": c[3], "last_change": c[4]}
                 for c in counts.values() if c[3] >= flap]
     flapping.sort(key=lambda f: (-f["changes"], f["source"], f["dest"]))
-    return {"changes": tiebreak(events)[:limit], "changed_paths": len(counts),
+    # Newest first, the flapping paths' changes after all others: within the limit, one path
+    # flapping every day cannot push out a regression of many paths.
+    flaps = set((f["source"], f["dest"], f["ip_version"]) for f in flapping)
+    events = sorted(tiebreak(events),
+                    key=lambda e: (e["source"], e["dest"], e["ip_version"]) in flaps)
+    return {"changes": events[:limit], "changed_paths": len(counts),
             "total_changes": len(events), "flapping": flapping[:limit]}

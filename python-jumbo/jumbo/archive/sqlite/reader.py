@@ -315,7 +315,11 @@ class SqliteQueries(Queries):
         rows = self.run("SELECT source, dest, ip_version, start, prev, st, prev_mtu, path_mtu, "
                         "prev_rev, reverse_path_mtu "
                         "FROM temp.report_changes "
-                         "ORDER BY start DESC, source, dest LIMIT ?", (int(limit),))
+                        # the flapping paths' changes after all others: within the limit, one
+                        # path flapping every day cannot push out a regression of many paths
+                        "ORDER BY p IN (SELECT p FROM temp.report_changes GROUP BY p "
+                        "HAVING COUNT(*) >= ?), start DESC, source, dest LIMIT ?",
+                        (int(flap), int(limit)))
         changed = self.run("SELECT COUNT(DISTINCT p), COUNT(*) FROM temp.report_changes")[0]
         flapping = self.run(
             "SELECT source, dest, ip_version, COUNT(*) AS n, MAX(start) FROM temp.report_changes "
