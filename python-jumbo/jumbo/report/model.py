@@ -4,14 +4,17 @@ Three numbers are kept apart on purpose:
   configured  share of measuring hosts whose interface MTU (the record's local_mtu) >= target
   capable     share of directed paths whose latest result carries the target size in both
               directions (this path MTU, the reverse one from the reflector or from the reverse
-              path's own latest result) with no black hole (full or per-flow) either way
+              path's own latest result) with no black hole (full or per-flow) either way; a
+              path whose reverse was never measured is `jumbo-one-way`, never capable
   used        the capable share weighted by the traffic the user says flows between the sites
               (volume matrix CSV); the WLCG DC26/DC28 targets are about this one
 
 _build_all asks the store its questions, in parallel, and _build assembles the report dict
-section by section in the order the report shows them: the per-path model (_paths: each path's
-state over both directions), the headline, the site pairs and sites (sites.py), the black holes,
-the culprit hops (culprits.py), the trend and changes, the gains (gains.py).
+section by section in the order the report shows them: the per-path model (_paths: one
+path_record.PathRecord per path, its state over both directions; `paths` in the report), the
+headline, the site pairs and sites (sites.py), the black holes, the culprit hops and limiting
+hosts (culprits.py), the trend, the gains (gains.py) and the changes (change_list.py).
+Counts are named for what they count: paths (directed, one IP family), results, hosts.
 """
 
 import collections

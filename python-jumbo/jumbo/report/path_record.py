@@ -11,36 +11,24 @@ state of the report's own: `jumbo-one-way`, a path whose forward direction carri
 but whose reverse direction was never measured (no reflector answer, no result of the reverse
 path). It is not capable: a path is capable only when both directions were measured.
 
-`confidence` states how sure a `jumbo` verdict is against an ECMP group the flows may have
-missed: with `flows` flows per run over `runs` runs, each landing on one of k equal members
-at random, the odds that one given member was never probed are (1 - 1/k) ** (flows * runs)
-(docs/coordinator.md, "How sure a jumbo verdict is"). The record gives them for k = 2, 4, 8.
+How sure a `jumbo` verdict is against an ECMP member its flows missed is stated in
+docs/coordinator.md (the model (1 - 1/k) ** flows per run); the record does not carry it yet:
+the stores' latest rows hold no flow count (see that section).
 """
 
 import collections
 
 FAMILY = {4: "IPv4", 6: "IPv6"}
-ECMP_MEMBERS = (2, 4, 8)
 
 FIELDS = ("source", "dest", "ip_version", "family", "source_site", "dest_site", "state",
           "capable", "path_mtu", "reverse_path_mtu", "reverse_measured", "pmtud", "blackhole",
           "partial", "culprit_hop_ip", "culprit_hop_ttl", "culprit_kind", "limiting_host",
-          "limiting_host_mtu", "flows", "runs", "missed_odds", "last_measured")
+          "limiting_host_mtu", "last_measured")
 
 
 def family(ip_version):
     """'IPv4' / 'IPv6' (or '-' when the record carries none): a path's family as shown."""
     return FAMILY.get(ip_version, "-")
-
-
-def missed_odds(flows, runs):
-    """{k: odds that one member of a k-member ECMP group was never probed}, or None when the
-    flows are unknown. Flows are hashed independently, each landing on a member with 1/k."""
-    if not flows or not runs:
-        return None
-    probes = flows * runs
-    return collections.OrderedDict(("k%d" % k, round((1.0 - 1.0 / k) ** probes, 6))
-                                   for k in ECMP_MEMBERS)
 
 
 class PathRecord(object):
@@ -96,12 +84,10 @@ class PathRecord(object):
         """The record's values in FIELDS order."""
         c = self.culprit or (None, None, None, None)
         h = self.limiting_host or (None, None)
-        flows = getattr(self.row, "flows", None)
-        runs = getattr(self.row, "results", None)
         return (self.source, self.dest, self.ip_version, family(self.ip_version), self.source_site,
                 self.dest_site, self.state, self.capable, self.path_mtu, self.reverse_path_mtu,
                 self.reverse_known, self.pmtud, self.blackhole, self.partial, c[1], c[2], c[0],
-                h[0], h[1], flows, runs, missed_odds(flows, runs), self.start)
+                h[0], h[1], self.start)
 
     def as_dict(self):
         return collections.OrderedDict(zip(FIELDS, self.values()))

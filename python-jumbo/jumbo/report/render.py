@@ -256,8 +256,7 @@ SUMMARY_KEYS = ("paths_measured", "paths_both_ways", "paths_one_way", "capable_p
 TREND_KEYS = ("results", "jumbo_results", "jumbo_results_share", "configured_results",
               "configured_results_share", "blackhole_results", "unknown_results")
 # A path's own columns in the CSV: its key is the item (source->dest family).
-PATH_KEYS = tuple(f for f in path_record.FIELDS
-                  if f not in ("source", "dest", "family", "missed_odds"))
+PATH_KEYS = tuple(f for f in path_record.FIELDS if f not in ("source", "dest", "family"))
 
 
 def _path_rows(r):
@@ -266,8 +265,6 @@ def _path_rows(r):
         item = _item(d)
         for k in PATH_KEYS:
             yield ("path", item, k, d[k])
-        for k, odds in (d["missed_odds"] or {}).items():
-            yield ("path", item, "missed_odds_" + k, odds)
 
 
 def rows(r):
