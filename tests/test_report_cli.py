@@ -39,7 +39,7 @@ def test_a_site_page_holds_its_own_paths(tmp_path, capsys):
     mesh = _json(tmp_path, "--store", url)
     assert (mesh["paths_measured"], mesh["capable_paths"]) == (12, 10)
     bnl = _json(tmp_path, "--store", url, "--site", "BNL")
-    keys = sorted((p["source"], p["dest"]) for p in bnl["paths"])
+    keys = sorted((row[0], row[1]) for row in bnl["paths"])      # path_fields: source, dest, ...
     assert keys == sorted((s, d) for s in HOSTS for d in HOSTS
                           if s != d and "BNL" in (HOSTS[s], HOSTS[d]))
     assert bnl["site"] == "BNL" and bnl["paths_measured"] == 6
