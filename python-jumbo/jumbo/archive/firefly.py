@@ -33,8 +33,10 @@ STATES = ("start", "ongoing", "end")
 FAMILIES = {"ipv4": 4, "ipv6": 6}
 
 # RFC 5424: <PRI>VERSION SP TIMESTAMP SP HOSTNAME SP APP-NAME SP PROCID SP MSGID SP SD SP MSG,
-# each header field a run of printable characters, or "-"; SD "-" or [..] elements.
-_SYSLOG = re.compile(br"<(\d{1,3})>1 (\S{1,64}) (\S{1,255}) (\S{1,48}) (\S{1,128}) (\S{1,32}) "
+# each header field a run of printable characters, or "-"; SD "-" or [..] elements. The
+# timestamp may be empty: flowd-go writes its firefly's current-time there, and its start and
+# end fireflies have none ("<134>1  host flowd-go - firefly-json - {...}").
+_SYSLOG = re.compile(br"<(\d{1,3})>1 (\S{0,64}) (\S{1,255}) (\S{1,48}) (\S{1,128}) (\S{1,32}) "
                      br"(-|(?:\[[^\]]{0,2048}\])+) ?")
 
 Firefly = collections.namedtuple("Firefly", (

@@ -21,6 +21,7 @@ from .. import __version__
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError, exit_status
+from .firefly_used import FireflyUsed
 from .html import to_html
 from .inputs import parse_date, read_sites, read_volumes
 from .prometheus import DEADLINE, Prometheus
@@ -84,6 +85,10 @@ def parser():
     p.add_argument("--prometheus-devices", metavar="REGEX",
                    help="interfaces whose MTU is the host's (default: all but loopback, "
                    "container, bridge and tunnel interfaces)")
+    # Measured `used` from the fireflies jumbo-fireflies stored in the same store.
+    p.add_argument("--fireflies", action="store_true",
+                   help="used from the fireflies jumbo-fireflies stored in --store (bytes at "
+                   "jumbo-sized MSS; those with no MSS stated)")
     return p
 
 
@@ -102,6 +107,11 @@ def telemetry_hook(args):
                       verify_ssl=args.prometheus_verify,
                       deadline=DEADLINE if args.prometheus_deadline is None else args.prometheus_deadline)
     return Telemetry(prom, devices=check_devices(args.prometheus_devices))
+
+
+def firefly_hook(args):
+    """The report hook reading the fireflies in the store, or None without --fireflies."""
+    return FireflyUsed(args.store, store_options(args)) if args.fireflies else None
 
 
 def store_options(args):
@@ -164,7 +174,7 @@ def run(argv=None):
     sites = read_sites(args.sites) if args.sites else None
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
-                         limit=args.limit, extra=[h for h in (telemetry_hook(args),) if h])
+                         limit=args.limit, extra=[h for h in (telemetry_hook(args), firefly_hook(args)) if h])
     queries = open_queries(args.store, **store_options(args))
     try:
         report = model.build(queries, opts)
