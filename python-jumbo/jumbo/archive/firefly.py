@@ -48,7 +48,7 @@ class FireflyError(ValueError):
     """The datagram is not a firefly this collector can take (the message says why)."""
 
 
-def _depth_ok(text):
+def depth_ok(text):
     """True when no object or array nests deeper than MAX_DEPTH (strings skipped)."""
     depth = 0
     in_string = escaped = False
@@ -89,7 +89,7 @@ def _json_body(datagram):
         raise FireflyError("not UTF-8")
     if not text.lstrip().startswith("{"):
         raise FireflyError("no JSON object")
-    if not _depth_ok(text):
+    if not depth_ok(text):
         raise FireflyError("JSON nested deeper than %d" % MAX_DEPTH)
     return text
 
