@@ -22,7 +22,7 @@ import os
 import sqlite3
 import urllib.parse
 
-from .errors import PermanentError, StoreError
+from .errors import PermanentError, StoreError, TransientError
 from .stores import store_class
 from .urls import check_url
 
@@ -80,6 +80,13 @@ class SqliteFireflies(object):
             self.conn = store.conn
             self.conn.execute(self.DDL)
         return self.conn
+
+    def prepare(self):
+        """Open (or make) the store now: a file that is no store is refused at the start."""
+        try:
+            self._writer()
+        except sqlite3.Error as err:
+            raise StoreError("SQLite store %s: %s" % (self.path, err))
 
     def write(self, start, end, collector, cells):
         try:
@@ -148,6 +155,14 @@ class OpenSearchFireflies(object):
                 raise PermanentError("an index %s exists that jumbo-fireflies does not own; left "
                                      "alone, nothing stored" % self.index)
         self.ready = True
+
+    def prepare(self):
+        """The index made or checked now: one not the suite's is refused at the start. An
+        OpenSearch that is down is not: the first flush tries again."""
+        try:
+            self._ensure_index()
+        except TransientError:
+            pass
 
     @staticmethod
     def doc_id(end, collector, src, dst, version):

@@ -117,6 +117,7 @@ class Collector(object):
         self.flush_every = args.flush
         self.allow = args.allow
         self.store = open_fireflies(args.store, **store_options(args))
+        self.store.prepare()
         self.sock = _socket(args.listen, args.port)
         port = self.sock.getsockname()[1]
         self.id = args.id or "%s:%d" % (socket.gethostname(), port)
