@@ -85,6 +85,13 @@ def parser():
     p.add_argument("--prometheus-devices", metavar="REGEX",
                    help="interfaces whose MTU is the host's (default: all but loopback, "
                    "container, bridge and tunnel interfaces)")
+    return p
+
+
+def report_parser():
+    """jumbo-report's own parser: the shared one (jumbo-alarms builds on it) and what only the
+    report does with its result."""
+    p = parser()
     # Measured `used` from the fireflies jumbo-fireflies stored in the same store.
     p.add_argument("--fireflies", action="store_true",
                    help="used from the fireflies jumbo-fireflies stored in --store (bytes at "
@@ -163,7 +170,7 @@ def render(report, fmt):
 
 def run(argv=None):
     """Parse, build, render; returns (exit status, text). Raises ReportError on bad input."""
-    args = parser().parse_args(argv)
+    args = report_parser().parse_args(argv)
     if not MIN_MTU_V6 <= args.target_mtu <= MAX_IP_PACKET:
         raise ReportError("--target-mtu must be between %d and %d" % (MIN_MTU_V6, MAX_IP_PACKET))
     since = parse_date(args.since)
