@@ -6,7 +6,6 @@ import uuid
 
 import pytest
 
-from opensearch_fixture import opensearch_url  # noqa: F401 - the fixture
 from jumbo.archive.errors import PermanentError
 from jumbo.archive.firefly_store import INDEX, MAPPING, open_fireflies
 
@@ -44,7 +43,7 @@ def test_written_then_summed_over_a_window_once(url):
         store.close()
 
 
-def test_opensearch_index_is_the_suites_own_with_its_mapping(opensearch_url):  # noqa: F811
+def test_opensearch_index_is_the_suites_own_with_its_mapping(opensearch_url):
     prefix = "ff%s_" % uuid.uuid4().hex[:8]
     store = open_fireflies("%s/?prefix=%s" % (opensearch_url, prefix))
     client = store.client
