@@ -5,7 +5,7 @@ of a synthetic mesh whose truth is known (fixtures.synth.Mesh.small): a 1500-con
 site, a 1500 core link shared by two sites, a firewalled site whose inbound paths are black
 holes, a partial per-flow black hole, a regression and a flapping path. Every number the
 report prints is checked against that truth, in every format, for both stores (the HTML page:
-test_report_html.py; the frozen output: golden/test_report_golden.py).
+test_report_html_page.py; the frozen output: golden/test_report_golden.py).
 """
 
 import csv
