@@ -70,7 +70,8 @@ def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
     `measured`: [(source, dest, reverse_measured)]. A path is jumbo-capable when it carries
     the target size with no black hole in its own direction and in the reverse one, as far
     as the measurements show the reverse (the far end's reflector, or the reverse pair's own
-    result); a reverse direction nobody measured does not count against it."""
+    result); a path whose reverse direction nobody measured is never capable (the report's
+    `jumbo-one-way`)."""
     def truth(s, d):
         return mesh.expected(topology, s, d, target_mtu)
 
@@ -83,6 +84,8 @@ def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
         if reverse or (dest, source) in done:
             back = truth(dest, source)
             ok = ok and back["jumbo"] and back["pmtud"] != "blackhole"
+        else:
+            ok = False
         capable += bool(ok)
         if ok:
             capable_pairs.add((source, dest))
