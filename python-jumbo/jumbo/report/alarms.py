@@ -1,8 +1,13 @@
 """jumbo-alarms: MTU events in the WLCG/OSG network alarm service's own format.
 
-    jumbo-alarms --store URL --state FILE [the report's store, --sites, --prometheus options]
-                 [--out FILE.jsonl] [--index] [--min-sites N] [--hop-min-sites N]
+    jumbo-alarms --store URL --state FILE [the report's store and credential options]
+                 [--sites FILE] [--since TIME] [--until TIME] [--target-mtu N] [--flap N]
+                 [--prometheus URL [--prometheus-* options]]
+                 [--out FILE.jsonl] [--index] [--lock-wait S] [--min-sites N] [--hop-min-sites N]
                  [--share-drop PERCENT] [--recent-days D] [--baseline-days D] [--recent-since TIME]
+
+Only the options it acts on: the report's --format, --volumes, --interval, --link-speed and
+--limit are refused (alarms_cli.REPORT_OPTIONS).
 
 Each event is what the alarm service (sand-ci/AlarmsAndAlerts) posts: category, subcategory,
 event, body, tags (the WLCG site names, upper case) and source (the event's fields, with
@@ -10,7 +15,10 @@ event, body, tags (the WLCG site names, upper case) and source (the event's fiel
 raised). Four kinds:
 
   jumbo path regressed                      a path whose latest state change went from jumbo
-                                            to a black hole or to standard (tags: its sites)
+                                            to a black hole or to standard (tags: its sites;
+                                            one per path and family; the body names the path,
+                                            its family, both directions' path MTU before and
+                                            now, the size that failed and the culprit hop)
   jumbo regressed from/to multiple sites    a site with regressed paths to or from at least
                                             --min-sites other sites (5, the service's minCount);
                                             its paths raise no pair event
