@@ -40,9 +40,8 @@ alarms_index.py). Exit status as jumbo-report.
 """
 
 import collections
+import json
 import math
-
-from .culprits import _hops
 
 CATEGORY = "Networking"
 PATH = ("Network", "jumbo path regressed")
@@ -77,9 +76,23 @@ class Collector(object):
 
 
 def _mtu_hop(row, target):
-    """(ip, ttl, mtu) of the first hop between the ends whose MTU is below `target`."""
-    for ttl, ip, mtu in _hops(row.hops):
-        if mtu is not None and mtu < target and ip not in (None, row.source_ip, row.dest_ip):
+    """(ip, ttl, mtu) of the first hop between the ends whose MTU is below `target` (the
+    rule of culprits.shared_culprits); the row's hops are {ttl, ip, mtu} objects or
+    (ttl, ip, mtu) triples, or their JSON text (the SQLite store's)."""
+    hops = row.hops
+    if isinstance(hops, str):
+        try:
+            hops = json.loads(hops)
+        except ValueError:
+            hops = None
+    for hop in hops if isinstance(hops, (list, tuple)) else ():
+        if isinstance(hop, dict):
+            ttl, ip, mtu = hop.get("ttl"), hop.get("ip"), hop.get("mtu")
+        elif isinstance(hop, (list, tuple)) and len(hop) == 3:
+            ttl, ip, mtu = hop
+        else:
+            continue
+        if isinstance(mtu, int) and mtu < target and ip not in (None, row.source_ip, row.dest_ip):
             return ip, ttl, mtu
     return None, None, None
 
