@@ -301,19 +301,18 @@ class SqliteQueries(Queries):
         self.run("DROP TABLE IF EXISTS temp.report_changes")
         self.run(
             "CREATE TEMP TABLE report_changes AS "
-            "SELECT p, source, dest, ip_version, start, prev, st, prev_mtu, path_mtu, prev_rev,"
-            " reverse_path_mtu FROM ("
-            " SELECT p, source, dest, ip_version, start, st, path_mtu, reverse_path_mtu,"
+            "SELECT p, source, dest, ip_version, start, prev, st, prev_mtu, mtu, prev_rmtu, rmtu FROM ("
+            " SELECT p, source, dest, ip_version, start, st, mtu, rmtu,"
             "  LAG(st) OVER (PARTITION BY p ORDER BY start) AS prev,"
-            "  LAG(path_mtu) OVER (PARTITION BY p ORDER BY start) AS prev_mtu,"
-            "  LAG(reverse_path_mtu) OVER (PARTITION BY p ORDER BY start) AS prev_rev FROM ("
-            "   SELECT %s AS p, source, dest, ip_version, start, path_mtu, reverse_path_mtu,"
+            "  LAG(mtu) OVER (PARTITION BY p ORDER BY start) AS prev_mtu,"
+            "  LAG(rmtu) OVER (PARTITION BY p ORDER BY start) AS prev_rmtu FROM ("
+            "   SELECT %s AS p, source, dest, ip_version, start, path_mtu AS mtu, %s AS rmtu,"
             "    %s AS st FROM %s %s"
             "  ) WHERE st != 'failed'"
-            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, path_state.sql(target), _quote(self.table), where),
+            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, self._col("reverse_path_mtu"),
+                                                       path_state.sql(target), _quote(self.table), where),
             args)
-        rows = self.run("SELECT source, dest, ip_version, start, prev, st, prev_mtu, path_mtu, "
-                        "prev_rev, reverse_path_mtu "
+        rows = self.run("SELECT source, dest, ip_version, start, prev, st, prev_mtu, mtu, prev_rmtu, rmtu "
                         "FROM temp.report_changes "
                         # the flapping paths' changes after all others: within the limit, one
                         # path flapping every day cannot push out a regression of many paths
