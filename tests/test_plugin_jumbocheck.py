@@ -164,12 +164,12 @@ def test_duration_is_whole_seconds_and_grows_with_each_phase():
 def test_pair_duration_is_its_legs_plus_a_small_fixed_overhead():
     """The exclusive slot of jumbo-throughput: -O + -t of every leg, plus a per-leg and a
     per-run overhead that do not grow with the legs' length."""
-    from jumbo.tool import runner, throughput
+    from jumbo.tool import slot, throughput
     short = _seconds(call("duration", as_pair(dict(PAIR, duration="PT2S", omit="PT0S"))))
     long = _seconds(call("duration", as_pair(dict(PAIR, duration="PT20S", omit="PT0S"))))
     assert long - short == 4 * 18  # four ABBA legs, 18 s longer each
     fixed = short - 4 * 2
-    assert fixed <= 4 * throughput.LEG_OVERHEAD + runner.PATH_MTU_BUDGET + 12, fixed
+    assert fixed <= 4 * throughput.LEG_OVERHEAD + slot.PATH_MTU_BUDGET + 12, fixed
     both = _seconds(call("duration", as_pair(dict(PAIR, direction="both"))))
     assert both > _seconds(call("duration", as_pair(PAIR)))
     # A pmtu spec that still carries the phase is refused, naming the new test.
@@ -324,11 +324,12 @@ def test_the_dest_listens_only_in_the_family_the_source_probes():
     """A mesh runs the v4 and the v6 task side by side (pmtu is background): a v4 run that
     holds its reflector port must not make the v6 run's reflector fail on the same port (it
     did, 1 time in 100 port draws: reverse `unknown` through the real pScheduler)."""
-    from jumbo.tool import runner
-    assert runner._reflector_versions({"dest": "198.18.0.2"}) == (4,)
-    assert runner._reflector_versions({"dest": "fd00::2"}) == (6,)
-    assert runner._reflector_versions({"dest": "localhost", "ip-version": 6}) == (6,)
-    assert runner._reflector_versions({"dest": "no-such-host.invalid"}) == (4, 6)
+    from jumbo.core.spec import RunSpec
+    from jumbo.tool import dest
+    assert dest.reflector_versions(RunSpec({"dest": "198.18.0.2"})) == (4,)
+    assert dest.reflector_versions(RunSpec({"dest": "fd00::2"})) == (6,)
+    assert dest.reflector_versions(RunSpec({"dest": "localhost", "ip-version": 6})) == (6,)
+    assert dest.reflector_versions(RunSpec({"dest": "no-such-host.invalid"})) == (4, 6)
     output, port = _dest_run_on_a_held_port(dict(REVERSE, dest="fd00::2"), slot="PT3S")
     assert output["succeeded"] is True, output
     assert output["result"]["reflector"]["busy-ports"] == [], output
@@ -343,8 +344,9 @@ def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
     resolver's answer is a stand-in (named mock): a dual-stack name cannot be made here
     without editing the machine's /etc/hosts."""
     import socket
+    from jumbo.core.spec import RunSpec
     from jumbo.probe.engine import Engine
-    from jumbo.tool import runner
+    from jumbo.tool import dest
     real = socket.getaddrinfo
 
     def dual_stack(host, *args, **kwargs):
@@ -358,7 +360,7 @@ def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
     from jumbo.core.spec import run_spec
     engine = Engine(run_spec({"dest": "dual.example"}))
     engine.resolve_hosts()
-    assert (engine.version,) == runner._reflector_versions({"dest": "dual.example"}) == (4,)
+    assert (engine.version,) == dest.reflector_versions(RunSpec({"dest": "dual.example"})) == (4,)
     assert engine.dest_ip == "198.18.0.2"
 
 
@@ -370,10 +372,15 @@ def _source_output(**fields):
     forward = {"path-mtu": 8950, "local-mtu": 9000, "pmtud": "blackhole", "method": "udp",
                "ip-version": 4, "dest-ip": "198.18.0.2", "probes": 12}
     forward.update(fields)
-    merged = result.assemble(dict(REVERSE, **{"target-mtu": 9000}), forward, None,
-                             {"reverse-path-mtu": 1500, "reverse-pmtud": "not-needed",
-                              "reverse-local-mtu": 1500, "probes": 20})
-    return {"succeeded": True, "result": merged, "error": None, "diags": ""}
+    from jumbo.core.result import Reverse
+    from jumbo.core.spec import RunSpec
+    from jumbo.probe import PathResult
+    reverse = Reverse()
+    reverse.path_mtu, reverse.pmtud, reverse.local_mtu, reverse.probes = \
+        1500, "not-needed", 1500, 20
+    merged = result.assemble(RunSpec(dict(REVERSE, **{"target-mtu": 9000})),
+                             PathResult.from_json(forward), None, reverse)
+    return {"succeeded": True, "result": merged.as_json(), "error": None, "diags": ""}
 
 
 def _merged_results(stdin):
@@ -437,13 +444,16 @@ def _pair_merge(results):
 
 
 def test_pair_merged_results_with_a_missing_or_failed_peer():
-    from jumbo.testtype import pair
+    from jumbo.core.result import Throughput
+    from jumbo.probe import PathResult
+    from jumbo.tool import pair_result as pair
     from jumbo.tool import throughput
     legs, info = throughput.plan({"throughput": {}}, 9000)
-    runs = [dict(throughput._blank_run(leg), error="iperf3: connection refused") for leg in legs]
-    failed = throughput.summarize(runs, info)
+    runs = [dict(throughput.blank_run(leg), error="iperf3: connection refused") for leg in legs]
+    failed = Throughput.from_json(throughput.summarize(runs, info))
+    forward = PathResult.from_json({"path-mtu": 9000, "pmtud": "not-needed"})
     lead = {"succeeded": False, "error": None, "diags": "",
-            "result": pair.assemble({"path-mtu": 9000, "pmtud": "not-needed"}, None, failed)}
+            "result": pair.assemble(forward, None, failed).as_json()}
     merged = _pair_merge([lead, None])
     assert merged["succeeded"] is False and merged["verdict"] == "failed"
     assert "connection refused" in merged["error"] and "missing" in merged["diags"]
@@ -455,17 +465,18 @@ def test_pair_merged_results_with_a_missing_or_failed_peer():
     assert "dest participant: iperf3 server: port busy" in merged["diags"]
     # Without the legs at all (the peer never answered): a failed result that says why.
     lone = {"succeeded": False, "error": None, "diags": "",
-            "result": pair.assemble(None, "no route to host", None, peer_error="no peer data")}
+            "result": pair.assemble(None, "no route to host", None,
+                                    peer_error="no peer data").as_json()}
     merged = _pair_merge([lone, None])
     assert merged["error"] == "no peer data" and merged["path-mtu-error"] == "no route to host"
 
 
 def test_path_mtu_step_is_cut_at_its_budget_and_the_slot_alarm_restored():
-    """runner._bounded: the step's own alarm stops a slow step, then the slot's alarm is
+    """slot.bounded: the step's own alarm stops a slow step, then the slot's alarm is
     re-armed for the slot's end (a slow sleep stands in for a slow probe)."""
     import signal
     import time as clock
-    from jumbo.tool import runner
+    from jumbo.tool import slot
 
     class Slot(object):
         end = clock.time() + 30
@@ -474,14 +485,14 @@ def test_path_mtu_step_is_cut_at_its_budget_and_the_slot_alarm_restored():
     previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
     try:
         began = clock.monotonic()
-        value, error = runner._bounded(Slot(), 0.3, lambda run: (clock.sleep(5), None), "cut")
+        value, error = slot.bounded(Slot(), 0.3, lambda run: (clock.sleep(5), None), "cut")
         assert clock.monotonic() - began < 2
         assert (value, error) == (None, "cut")
         left = signal.getitimer(signal.ITIMER_REAL)[0]
         assert 28 < left <= 30, left   # the slot's own alarm again
         assert signal.getsignal(signal.SIGALRM) is not None and not fired
         # A quick step passes through untouched.
-        assert runner._bounded(Slot(), 5, lambda run: ({"path-mtu": 9000}, None), "cut") == \
+        assert slot.bounded(Slot(), 5, lambda run: ({"path-mtu": 9000}, None), "cut") == \
             ({"path-mtu": 9000}, None)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
