@@ -12,7 +12,8 @@ import sys
 import threading
 
 from .. import __version__
-from ..probe import ProbeError, measure
+from ..core.errors import JumboError
+from ..probe import measure
 from ..testtype.render import verdict
 from ..testtype.values import rtt_ms
 from ..testtype.spec import CliError, cli_to_spec, option_help
@@ -165,7 +166,7 @@ def main(argv=None):
         else:
             with Progress(sys.stderr) as progress:
                 result = measure(spec, progress=progress).as_json()
-    except ProbeError as err:
+    except JumboError as err:
         if want_json:
             print(json.dumps({"schema": 1, "succeeded": False, "error": str(err),
                               "diags": None}))
