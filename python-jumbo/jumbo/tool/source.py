@@ -161,7 +161,7 @@ def _with_dest(run, forward, diags):
     legs = None
     if run.full.is_pair:
         legs = _legs_phase(run, peer, dest_ip, version, forward, path_mtu)
-        diags.extend(legs.open_notes if legs is not None else [])
+        diags.extend(getattr(legs, "open_notes", None) or [])
     if not run.full.reverse and isinstance(peer.get("reflector-port"), int):
         _goodbye(run, peer, dest_ip, version, diags)
     return reverse, legs, peer_error

@@ -19,19 +19,26 @@ def attribute(key):
     return RENAMED.get(key) or key.replace("-", "_")
 
 
+def slots(keys, *more):
+    """A part's __slots__: its members' attribute names (and `more`). Slots, not a __dict__:
+    a run makes a part per hop, flow and PTB, and they must cost no more than the dicts."""
+    return tuple(attribute(key) for key in keys) + more
+
+
 class Members(object):
     """A result part. Subclasses name their JSON members in KEYS (the schema's properties,
     checked by tests/test_core_result.py), the parts some members hold in PARTS ({key: class}
     for an object, {key: [class]} for an array of objects), and DEFAULTS ({key: value}) for
     the members every new part starts with."""
 
+    __slots__ = ("_present", "_extra")
     KEYS = ()
     PARTS = {}
     DEFAULTS = {}
 
     def __init__(self, **fields):
         object.__setattr__(self, "_present", [])
-        object.__setattr__(self, "_extra", {})
+        object.__setattr__(self, "_extra", None)  # members of no known name, when read
         for key in self.KEYS:
             object.__setattr__(self, attribute(key), None)
         for key, value in self.DEFAULTS.items():
@@ -47,6 +54,10 @@ class Members(object):
         object.__setattr__(self, name, value)
         if name not in self._present:
             self._present.append(name)
+
+    def __deepcopy__(self, memo):
+        """A copy is the part its JSON holds (parts nest only through their members)."""
+        return type(self).from_json(self.as_json())
 
     def drop(self, name):
         """Leave member `name` out of the JSON (it reads None)."""
@@ -70,7 +81,7 @@ class Members(object):
 
     def as_json(self):
         """The part as its JSON object (a new dict; nested parts converted too)."""
-        out = copy.deepcopy(self._extra)
+        out = copy.deepcopy(self._extra) if self._extra else {}
         for key in self.KEYS:
             name = attribute(key)
             if name in self._present:
@@ -82,13 +93,15 @@ class Members(object):
         """The part a JSON object holds (a copy: the document is left alone)."""
         part = cls.__new__(cls)
         object.__setattr__(part, "_present", [])
-        object.__setattr__(part, "_extra", {})
+        object.__setattr__(part, "_extra", None)
         for key in cls.KEYS:
             object.__setattr__(part, attribute(key), None)
         for key, value in document.items():
             if key in cls.KEYS:
                 setattr(part, attribute(key), _read(cls.PARTS.get(key), value))
             else:
+                if part._extra is None:
+                    object.__setattr__(part, "_extra", {})
                 part._extra[key] = copy.deepcopy(value)
         return part
 

@@ -2,7 +2,7 @@
 summary (`Throughput`: what a pmtu result archived before the split carries under
 `throughput`, and what the pair result carries at its top level), and `PairResult`."""
 
-from .members import Members
+from .members import Members, slots
 
 SCHEMA = 1
 # What the path-MTU step contributes to a pair result, from the forward measurement.
@@ -18,6 +18,7 @@ class Leg(Members):
             "observed-mss", "pmtu", "stalled", "error",
             # Beyond the schema's names: the leg's place in the plan and iperf3's figures.
             "round", "size", "cpu-sender", "cpu-receiver", "rtt", "max-rtt", "bytes")
+    __slots__ = slots(KEYS)
 
 
 class Throughput(Members):
@@ -26,10 +27,10 @@ class Throughput(Members):
 
     KEYS = ("runs", "standard", "jumbo", "gain", "gain-noise", "verdict", "skipped", "jumbo-mtu",
             "mathis", "notes", "by-direction", "error", "server")
+    # `open_notes`, not a JSON member: what a peer can do when the legs do not authenticate
+    # (the source's diags say it; absent when they do).
+    __slots__ = slots(KEYS, "open_notes")
     PARTS = {"runs": [Leg]}
-    # Not a JSON member: what a peer can do when the legs do not authenticate (the source's
-    # diags say it).
-    open_notes = ()
 
     @classmethod
     def failed(cls, error):
@@ -45,6 +46,7 @@ class PairResult(Members):
             "runs", "standard", "jumbo", "gain", "gain-noise", "verdict", "skipped", "jumbo-mtu",
             # Beyond the schema's names: a both-ways run's figures per direction.
             "by-direction")
+    __slots__ = slots(KEYS)
     PARTS = {"runs": [Leg]}
     DEFAULTS = {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
                 "path-mtu": None, "pmtud": "unknown", "path-mtu-error": None, "runs": [],

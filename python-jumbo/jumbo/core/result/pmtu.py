@@ -3,7 +3,7 @@ located black hole, one measured flow, the reverse phase's outcome, and `PmtuRes
 core.schema.RESULT_V1; tests/test_core_result.py checks the members against it)."""
 
 from ..mtu import DEFAULT_TARGET_MTU
-from .members import Members
+from .members import Members, slots
 from .pair import Throughput
 
 SCHEMA = 1
@@ -23,12 +23,14 @@ class Hop(Members):
     """One hop of the path as the TTL scan saw it."""
 
     KEYS = ("ttl", "ip", "mtu", "rtt")
+    __slots__ = slots(KEYS)
 
 
 class Ptb(Members):
     """A packet-too-big message heard (its sender is the JSON member `from`)."""
 
     KEYS = ("from", "mtu", "size", "useful", "count")
+    __slots__ = slots(KEYS)
 
     @classmethod
     def received(cls, entry):
@@ -42,12 +44,14 @@ class Blackhole(Members):
     """Where big packets vanish without a PTB: the last hop that answered, and the size."""
 
     KEYS = ("ttl", "ip", "size")
+    __slots__ = slots(KEYS)
 
 
 class Flow(Members):
     """One flow's search: its path MTU (None when unconfirmed), its verdict, its 5-tuple."""
 
     KEYS = ("flow", "source-port", "flow-label", "path-mtu", "pmtud")
+    __slots__ = slots(KEYS)
 
 
 class Reverse(object):
@@ -106,6 +110,7 @@ class PmtuResult(Members):
             "elapsed", "hops", "flows", "flows-not-measured", "ptb", "reverse-path-mtu",
             "reverse-pmtud", "reverse-local-mtu", "reverse-ptb", "reverse-error",
             "reverse-flows", "probes", "reverse", "throughput")
+    __slots__ = slots(KEYS)
     PARTS = {"blackhole": Blackhole, "hops": [Hop], "flows": [Flow], "ptb": [Ptb],
              "reverse-ptb": [Ptb], "reverse-flows": [Flow], "throughput": Throughput}
     DEFAULTS = {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
