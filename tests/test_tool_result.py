@@ -51,7 +51,7 @@ def test_the_schema_names_every_member_a_result_carries():
     """The result schema is complete: every member assemble/merge write is declared (the
     black hole, the engine's method, PTBs, ...), and an undeclared one does not validate,
     so a result is never repaired at run time."""
-    engine = dict(FORWARD, elapsed=0.25, flows=[], hops=[{"ttl": 1, "ip": "198.18.0.2",
+    engine = dict(FORWARD, elapsed=0.25, rtt="PT0.001S", flows=[], hops=[{"ttl": 1, "ip": "198.18.0.2",
                                                           "mtu": 9000, "rtt": "PT0.001S"}],
                   ptb=[{"from": "198.18.0.1", "mtu": 8950, "useful": True}])
     res = _valid(_assemble(engine, None, _reverse(9000, "ok", rtt=0.001)))

@@ -18,7 +18,7 @@ from .budget import AnswerBudget
 from .flows import FlowSearches, UDP_UNANSWERED
 from .rounds import Flow
 from .scan import TtlScan
-from .timing import HELLO_SECONDS, SCAN_SECONDS, max_duration, scan_count
+from .timing import HELLO_SECONDS, SCAN_SECONDS, iso_duration, max_duration, scan_count
 
 # Rounds a flow's search may take (the time bound binds first on every path measured; these
 # bound the count). A verifying flow gets as many as the lead: one misled by a lost probe
@@ -283,6 +283,7 @@ class Engine(FlowSearches):
             source_ip=source_address(self.dest_ip, self.version, self.source), hops=hops,
             flows=entries, flows_not_measured=len(self.unmeasured), probes=probes,
             elapsed=round(time.monotonic() - self.start, 4),
+            rtt=None if self.min_rtt is None else iso_duration(self.min_rtt),
             ptb=outcome.distinct_ptbs(self.ptbs), diags=list(self.diags))
 
     def _note_unconfirmed(self, flows):

@@ -42,7 +42,7 @@ class PathResult(object):
 
     __slots__ = ("path_mtu", "local_mtu", "target_mtu", "pmtud", "blackhole", "method",
                  "ip_version", "dest_ip", "source_ip", "hops", "flows", "flows_not_measured",
-                 "probes", "elapsed", "ptb", "diags")
+                 "probes", "elapsed", "rtt", "ptb", "diags")
 
     def __init__(self, **fields):
         unknown = sorted(set(fields) - set(self.__slots__))
@@ -76,6 +76,7 @@ class PathResult(object):
             "flows-not-measured": self.flows_not_measured,
             "probes": self.probes,
             "elapsed": self.elapsed,
+            "rtt": self.rtt,
             "ptb": to_json(self.ptb),
         }
 

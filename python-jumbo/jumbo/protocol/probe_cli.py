@@ -117,9 +117,9 @@ def text(result):
     lines = [verdict(result)]
     lines.append("Dest %s, target MTU %s, PMTUD %s" % (
         result.get("dest-ip"), result.get("target-mtu"), result.get("pmtud")))
-    lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s" % (
+    lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s, round trip %s" % (
         result.get("local-mtu"), result.get("ip-version"), result.get("method"),
-        result.get("probes", 0), result.get("elapsed", 0.0)))
+        result.get("probes", 0), result.get("elapsed", 0.0), rtt_ms(result.get("rtt"))))
     flows = result.get("flows") or []
     if len(flows) > 1:
         for flow in flows:

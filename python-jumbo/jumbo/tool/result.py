@@ -26,7 +26,7 @@ from ..core.result import PmtuResult, Ptb, Reverse, Throughput
 # The forward answer's members (jumbo.probe.outcome.PathResult) the test result carries over.
 FORWARD_FIELDS = ("path_mtu", "local_mtu", "pmtud", "blackhole", "method", "ip_version",
                   "dest_ip", "source_ip", "hops", "flows", "flows_not_measured", "probes",
-                  "elapsed", "ptb")
+                  "elapsed", "rtt", "ptb")
 
 
 def _join(*parts):

@@ -107,7 +107,7 @@ class PmtuResult(Members):
 
     KEYS = ("schema", "succeeded", "error", "diags", "path-mtu", "local-mtu", "target-mtu",
             "jumbo", "pmtud", "blackhole", "method", "ip-version", "dest-ip", "source-ip",
-            "elapsed", "hops", "flows", "flows-not-measured", "ptb", "reverse-path-mtu",
+            "elapsed", "rtt", "hops", "flows", "flows-not-measured", "ptb", "reverse-path-mtu",
             "reverse-pmtud", "reverse-local-mtu", "reverse-ptb", "reverse-error",
             "reverse-flows", "probes", "reverse", "throughput")
     __slots__ = slots(KEYS)
