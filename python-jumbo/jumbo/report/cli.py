@@ -19,7 +19,7 @@ import sys
 
 from .. import __version__
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
-from . import model
+from . import actions_options, model
 from .errors import ReportError, exit_status
 from .html import to_html
 from .inputs import parse_date, read_sites, read_volumes
@@ -84,6 +84,7 @@ def parser():
     p.add_argument("--prometheus-devices", metavar="REGEX",
                    help="interfaces whose MTU is the host's (default: all but loopback, "
                    "container, bridge and tunnel interfaces)")
+    actions_options.add_arguments(p)
     return p
 
 
@@ -164,7 +165,7 @@ def run(argv=None):
     sites = read_sites(args.sites) if args.sites else None
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
-                         limit=args.limit, extra=[h for h in (telemetry_hook(args),) if h])
+                         limit=args.limit, extra=[h for h in (telemetry_hook(args), actions_options.hook(args)) if h])
     queries = open_queries(args.store, **store_options(args))
     try:
         report = model.build(queries, opts)

@@ -5,7 +5,7 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 from html import escape
 
 from ..core.mtu import STANDARD_MTU, is_jumbo
-from . import telemetry_view
+from . import actions_view, telemetry_view
 from .formatting import evidence, pct
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"
@@ -268,6 +268,7 @@ def to_html(r):
         '<div class="meta">store %s &middot; %d pmtu results %s &ndash; %s &middot; target IP MTU %d '
         '&middot; generated %s</div>' % (escape(r["store"]), w["results"], escape(str(w["first"])),
                                          escape(str(w["last"])), target, escape(r["generated"])),
+        actions_view.html(r, _table),
         '<div class="cards">%s</div>' % "".join(cards),
         "<ul>%s</ul>" % "".join(status),
         _telemetry(r),

@@ -8,7 +8,7 @@ import io
 import json
 
 from ..core.mtu import STANDARD_MTU
-from . import telemetry_view
+from . import actions_view, telemetry_view
 from .formatting import evidence, metric_rows, pct, share
 from .safe_output import csv_cell, text_line
 
@@ -40,7 +40,7 @@ def _seen(b):
 
 def to_text(r):
     out = []
-    for section in (_title, _headline, _blackholes, _culprits, _sites, _matrix, _trend, _gains):
+    for section in (_title, actions_view.text, _headline, _blackholes, _culprits, _sites, _matrix, _trend, _gains):
         out += section(r) + [""]
     out += _changes(r)
     if r.get("telemetry"):
@@ -203,6 +203,8 @@ def rows(r):
     for row in metric_rows("summary", "mesh", summary, (
             "paths", "capable_paths", "capable", "hosts", "configured_hosts", "configured", "used",
             "blackholes", "unknown_paths", "target_mtu")):
+        yield row
+    for row in actions_view.rows(r):
         yield row
     for s in r["status"]:
         yield ("target", s["target"], "goal", s["goal"])
