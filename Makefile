@@ -6,7 +6,7 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
 .PHONY: demo demo-mesh test fuzz test-pscheduler setup lint compat dist rpm deb check-packaging \
 	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-schedule \
-	bench-pscheduler bench-reflector-load clean
+	bench-pscheduler bench-reflector-load screenshots clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
@@ -34,6 +34,12 @@ fuzz: setup
 # (configuration: ruff.toml).
 lint: setup
 	.venv/bin/ruff check .
+
+# The HTML report, full page, as PNGs under docs/img/ (headless Chromium): the demo's store
+# (var/demo/jumbo.sqlite; `python -m demo` is run first when it is missing) and a 36-day
+# dual-stack history of the synthetic mesh (scripts/screenshots.py; docs/coordinator.md).
+screenshots: setup
+	$(PYTHON) scripts/screenshots.py $(SCREENSHOTS_ARGS)
 
 # The real-pScheduler integration suite alone (a few minutes).
 test-pscheduler: setup
