@@ -5,7 +5,7 @@ PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
 .PHONY: demo demo-mesh test fuzz test-pscheduler setup lint compat dist rpm deb check-packaging \
-	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-schedule \
+	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-report-scale bench-schedule \
 	bench-pscheduler bench-reflector-load screenshots clean
 
 demo: setup
@@ -91,7 +91,7 @@ check-clean-build:
 #   bench-reflector-load: 30 sources probing one dest through its reflector at one start (a
 #     mesh's hourly pmtu): every run exact, the dest's peak RSS and CPU, ports
 #     (BENCH_ARGS="--sources 40 --version 6").
-BENCHES := probe ecmp archive report schedule pscheduler reflector-load
+BENCHES := probe ecmp archive report report-scale schedule pscheduler reflector-load
 
 bench: bench-probe bench-archive bench-report bench-schedule
 
