@@ -200,3 +200,21 @@ def test_the_resolver_gives_up_at_its_budget_and_keeps_only_host_names():
     assert res.stats["cached"] == 1 and res.stats["asked"] == 1
     with pytest.raises(Exception):
         owners.Resolver(budget=0)
+
+
+def test_on_track_follows_the_trend_line_to_each_date():
+    from jumbo.report import targets
+    # 0.1 percentage point more capable results a day from 45 %: DC26 (35 days on) is missed
+    # by 1.5 points, DC28 (766 days on) is reached.
+    buckets = [{"bucket": "2026-11-%02d" % d, "capable_share": 0.45 - 0.001 * (26 - d)}
+               for d in range(10, 27)]
+    r = {"generated": "2026-11-26T00:00:00Z", "targets": {"DC26": 0.5, "DC28": 0.99},
+         "paths": 1000, "capable_paths": 450, "capable": 0.45,
+         "trend": {"interval": "day", "buckets": buckets}}
+    targets.add_targets(r)
+    dc26, dc28 = r["targets_due"]
+    assert dc26["days_left"] == 35 and dc28["days_left"] == 766
+    assert dc26["trend_per_week"] == pytest.approx(0.007)
+    assert dc26["projected"] == pytest.approx(0.485) and dc26["on_track"] is False
+    assert dc28["projected"] == 1.0 and dc28["on_track"] is True
+    assert dc26["distance"]["paths"] == 50 and dc28["distance"]["paths"] == 540
