@@ -58,25 +58,42 @@ def _path():
 
 
 def records(hosts, results):
-    """(generator of exactly `results` pmtu records, each IPv4 one followed by its IPv6 twin,
-    day by day over every directed pair; the mesh)."""
+    """(generator of exactly `results` pmtu records over every directed pair, each IPv4 one
+    followed by its IPv6 twin; the number of path-families). Pair by pair, day by day: a
+    pair's truth is computed once and its later days copy it (with their own time and run)
+    unless the pair is one of the mesh's special cases (regression, flapping path), whose
+    days differ. The first pairs get one day more than the rest, so that every path-family
+    has its history and the total is exactly `results`."""
     _path()
     from fixtures import dual_stack, synth
     mesh = synth.Mesh.large(hosts=hosts, hosts_per_site=5)
-    families = 2 * len(mesh.hosts) * (len(mesh.hosts) - 1)
-    mesh.days = max(1, -(-results // families))
+    n_pairs = len(mesh.hosts) * (len(mesh.hosts) - 1)
+    families = 2 * n_pairs
+    if results < families:
+        raise SystemExit("bench report-scale: %d results cannot cover %d path-families"
+                         % (results, families))
+    per, extra = divmod(results, families)
+    mesh.days = per + (1 if extra else 0)
     mesh.regress_day = max(1, mesh.days - 4)
+    special = set(mesh.special.values())
+    special |= set((b, a) for a, b in special)
 
     def gen():
-        n = 0
-        for day in range(mesh.days):
-            for a, b in mesh.pairs():
-                rec = mesh.pmtu_record(a, b, day)
-                for r in (rec, dual_stack.twin(rec)):
-                    if n >= results:
-                        return
-                    n += 1
-                    yield r
+        for i, (a, b) in enumerate(mesh.pairs()):
+            days = per + (1 if 2 * i < extra else 0)
+            first = mesh.pmtu_record(a, b, 0)
+            for day in range(days):
+                if day == 0:
+                    rec = first
+                elif (a.name, b.name) in special:
+                    rec = mesh.pmtu_record(a, b, day)
+                else:
+                    start = mesh._time(day, 0, a, b)
+                    run = mesh._base("pmtu", a, b, start, "pmtu")
+                    rec = dict(first, id=run["id"], run_href=run["run_href"],
+                               task_href=run["task_href"], start=start)
+                yield rec
+                yield dual_stack.twin(rec)
     return gen(), families
 
 
