@@ -84,7 +84,6 @@ def parser():
     p.add_argument("--prometheus-devices", metavar="REGEX",
                    help="interfaces whose MTU is the host's (default: all but loopback, "
                    "container, bridge and tunnel interfaces)")
-    actions_options.add_arguments(p)
     return p
 
 
@@ -154,7 +153,9 @@ def render(report, fmt):
 
 def run(argv=None):
     """Parse, build, render; returns (exit status, text). Raises ReportError on bad input."""
-    args = parser().parse_args(argv)
+    p = parser()
+    actions_options.add_arguments(p)    # the report's own: jumbo-alarms shares parser()
+    args = p.parse_args(argv)
     if not MIN_MTU_V6 <= args.target_mtu <= MAX_IP_PACKET:
         raise ReportError("--target-mtu must be between %d and %d" % (MIN_MTU_V6, MAX_IP_PACKET))
     since = parse_date(args.since)
