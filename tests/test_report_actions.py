@@ -218,3 +218,15 @@ def test_on_track_follows_the_trend_line_to_each_date():
     assert dc26["projected"] == pytest.approx(0.485) and dc26["on_track"] is False
     assert dc28["projected"] == 1.0 and dc28["on_track"] is True
     assert dc26["distance"]["paths"] == 50 and dc28["distance"]["paths"] == 540
+
+
+def test_the_hops_get_their_reverse_names_from_the_resolver(sqlite_url):
+    from jumbo.report import build_report
+    from jumbo.report.actions import Actions
+    from jumbo.report.owners import Resolver
+    names = {FIREWALL: "fw.site-e.example.", synth.CORE_SMALL: "core-c-d.example"}
+    r = build_report(sqlite_url, extra=[Actions(resolver=Resolver(lookup=names.get, cache={}))])
+    assert ticket(r, ip=FIREWALL)["name"] == "fw.site-e.example"
+    assert ticket(r, ip=synth.CORE_SMALL)["name"] == "core-c-d.example"
+    assert ticket(r, ip=synth.CORE_OK)["name"] is None
+    assert r["actions"]["resolve"]["given_up"] == 0
