@@ -102,27 +102,33 @@ def _reverse(p, rev, iface, target, forward):
 
 
 def blockers(paths, target, iface):
-    """[(path, frozenset of tickets)] of every path that is not capable and fails somewhere."""
-    index = {(p.source, p.dest, p.ip_version): p for p in paths}
+    """(path, frozenset of tickets) of every path that is not capable and fails somewhere, one
+    at a time. Only the paths whose own direction fails are indexed (the reverse of another
+    path is read from them), and each one's blockers are kept as a small tuple: at 720,000
+    paths a dict of them all, and a set per path, cost hundreds of MB."""
+    failing_out = {(p.source, p.dest, p.ip_version): p for p in paths
+                   if not p.capable and "out" in p.failing}
     memo = {}
 
     def forward(p):
-        key = id(p)
-        if key not in memo:
-            memo[key] = _forward(p, iface, target)
-        return memo[key]
+        # Asked at most twice (for the path, and for its reverse path's "in"): kept after
+        # the first time only.
+        key = (p.source, p.dest, p.ip_version)
+        found = memo.pop(key, None)
+        if found is None:
+            found = memo[key] = tuple(_forward(p, iface, target))
+        return found
 
-    out = []
     for p in paths:
         if p.capable or not p.failing:
             continue
         b = set()
         if "out" in p.failing:
-            b |= forward(p)
+            b.update(forward(p))
         if "in" in p.failing:
-            b |= _reverse(p, index.get((p.dest, p.source, p.ip_version)), iface, target, forward)
-        out.append((p, frozenset(b)))
-    return out
+            b.update(_reverse(p, failing_out.get((p.dest, p.source, p.ip_version)), iface, target,
+                              forward))
+        yield p, frozenset(b)
 
 
 def path_bytes(report, opts, paths):
