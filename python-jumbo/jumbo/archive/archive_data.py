@@ -7,7 +7,7 @@ A value given under a private (`_`) member is never echoed in a message.
 import json
 
 from . import data_checks
-from ..core import quick_schema, validate as validation
+from ..core import validate as validation
 from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 from .urls import check_url
 
@@ -67,10 +67,9 @@ MAX_DATA_SCHEMA = max(DATA_VERSIONS)
 
 def _schema_error(data, schema):
     """The best schema error, worded so that private (`_`) values are never echoed."""
-    if quick_schema.conforms(data, schema):
-        return None  # without jsonschema's import: data-is-valid runs on every submission
-    from jsonschema.exceptions import best_match
-    error = best_match(validation.strict_validator()(schema).iter_errors(data))
+    # validate.best_error imports jsonschema only for data it cannot pass: data-is-valid runs
+    # on every task submission.
+    error = validation.best_error(data, schema)
     if error is None:
         return None
     parts = [str(p) for p in error.absolute_path]

@@ -1,5 +1,7 @@
 """The `jumbo` archiver's methods (jumbo.archive.archiver does the work)."""
 
+import importlib
+
 from ..archive import archiver
 from . import method
 
@@ -22,5 +24,5 @@ def enumerate_plugin():
     enumeration: 5.2's or the 5.3 line's contract)."""
     # Loaded here only (it reads the test types' forms, hence the probe stack): pScheduler
     # calls data-is-valid on every task submission, on a node that may be busy.
-    from . import enumeration
-    return enumeration.enumerate_plugin("archiver", "jumbo")
+    return importlib.import_module(".enumeration", __package__).enumerate_plugin(
+        "archiver", "jumbo")

@@ -1,6 +1,8 @@
 """The `jumbo-throughput` test's methods: stdin text and argv in, the answer out
 (jumbo.testtype.pair does the work: its spec, its rendering)."""
 
+import importlib
+
 from ..core import validate as validation
 from ..testtype import pair
 from . import method
@@ -24,5 +26,5 @@ def enumerate_plugin():
     # Loaded here only: it reads the forms, hence the tool runner and the whole probe
     # stack, most of the methods' import time; pScheduler gives participants and
     # cli-to-spec 5 s (hard-coded in its API) on a node that may be busy.
-    from . import enumeration
-    return enumeration.enumerate_plugin("test", "jumbo-throughput")
+    return importlib.import_module(".enumeration", __package__).enumerate_plugin(
+        "test", "jumbo-throughput")
