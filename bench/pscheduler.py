@@ -69,6 +69,33 @@ def _one(env, argv):
     return wait, int(slot.group(1)) if slot else None, not failed, first
 
 
+def _median(values):
+    done = [v for v in values if v is not None]
+    return statistics.median(done) if done else None
+
+
+def _summary(waits):
+    """The medians of the runs that gave a result, and the ratios to the floor; exit status 1
+    when a case never gave one (a ratio could not be decided)."""
+    print("%-17s %9s %7s %7s %9s" % ("case", "median s", "min", "max", "results"))
+    for name, _ in CASES:
+        done = [v for v in waits[name] if v is not None]
+        print("%-17s %9s %7s %7s %6d/%d" % (
+            name, "%.1f" % _median(done) if done else "-", "%.1f" % min(done) if done else "-",
+            "%.1f" % max(done) if done else "-", len(done), len(waits[name])))
+    floor = _median(waits["mtu/fwmtu"])
+    for name in ("pmtu", "pmtu --reflector"):
+        mine = _median(waits[name])
+        print("ratio %s / mtu-fwmtu (the floor): %s" % (
+            name, "%.2f" % (mine / floor) if mine and floor else
+            "undecided (a case gave no result)"))
+    median = _median(waits["pmtu"])
+    print("operator's wait for pmtu: median %s - target <= %.0f s: %s" % (
+        "%.1f s" % median if median else "-", TARGET,
+        "met" if median and median <= TARGET else "NOT met"))
+    return 0 if all(_median(w) for w in waits.values()) else 1
+
+
 def _load():
     return "load average %.2f %.2f %.2f on %d CPUs" % (os.getloadavg() + (os.cpu_count() or 0,))
 
@@ -102,19 +129,10 @@ def main(argv=None):
                 wait, slot, ok, first = _one(env, argv)
                 print("%-17s %4d  %8.1f  %6s  %s%s" % (name, index + 1, wait, slot or "?",
                                                       "" if ok else "FAILED: ", first[:60]))
-                waits[name].append(wait)
+                # A failed run's wait is no wait for a result: counted apart, never in a median.
+                waits[name].append(wait if ok else None)
         print("after:  " + _load())
-        print("%-17s %9s %7s %7s" % ("case", "median s", "min", "max"))
-        for name, _ in CASES:
-            print("%-17s %9.1f %7.1f %7.1f" % (name, statistics.median(waits[name]),
-                                              min(waits[name]), max(waits[name])))
-        floor = statistics.median(waits["mtu/fwmtu"])
-        for name in ("pmtu", "pmtu --reflector"):
-            print("ratio %s / mtu-fwmtu (the floor): %.2f" % (
-                name, statistics.median(waits[name]) / floor))
-        median = statistics.median(waits["pmtu"])
-        print("operator's wait for pmtu: median %.1f s - target <= %.0f s: %s"
-              % (median, TARGET, "met" if median <= TARGET else "NOT met"))
+        return _summary(waits)
     finally:
         if started_here and not args.keep_up:
             subprocess.run(["bash", NODES, "down"], env=env)
