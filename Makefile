@@ -5,15 +5,16 @@ PYTHON := .venv/bin/python
 export PYTHONPATH := $(CURDIR):$(CURDIR)/python-jumbo
 
 .PHONY: demo demo-mesh test fuzz test-pscheduler setup lint compat dist rpm deb check-packaging \
-	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-schedule \
-	bench-pscheduler bench-reflector-load clean
+	check-clean-build bench bench-probe bench-ecmp bench-archive bench-report bench-report-scale bench-schedule \
+	bench-pscheduler bench-reflector-load screenshots clean
 
 demo: setup
 	$(PYTHON) -m demo $(DEMO_ARGS)
 
 # The mesh as WLCG runs it: real upstream pScheduler nodes at five lab sites, perfSONAR's pSConfig
 # agent on each reading the shipped template, results in a real OpenSearch, report, alarms and
-# the ground-truth check (lab/real_mesh.py, demo/mesh_real.py; root; about 10-15 minutes).
+# the ground-truth check of three rounds back to back (lab/real_mesh.py, demo/mesh_real.py; root;
+# set-up, then three rounds of the hourly schedule shortened to every 5 minutes).
 demo-mesh: setup
 	$(PYTHON) -m demo.mesh_real $(DEMO_MESH_ARGS)
 
@@ -34,6 +35,12 @@ fuzz: setup
 # (configuration: ruff.toml).
 lint: setup
 	.venv/bin/ruff check .
+
+# The HTML report, full page, as PNGs under docs/img/ (headless Chromium): the demo's store
+# (var/demo/jumbo.sqlite; `python -m demo` is run first when it is missing) and a 36-day
+# dual-stack history of the synthetic mesh (scripts/screenshots.py; docs/coordinator.md).
+screenshots: setup
+	$(PYTHON) scripts/screenshots.py $(SCREENSHOTS_ARGS)
 
 # The real-pScheduler integration suite alone (a few minutes).
 test-pscheduler: setup
@@ -85,7 +92,7 @@ check-clean-build:
 #   bench-reflector-load: 30 sources probing one dest through its reflector at one start (a
 #     mesh's hourly pmtu): every run exact, the dest's peak RSS and CPU, ports
 #     (BENCH_ARGS="--sources 40 --version 6").
-BENCHES := probe ecmp archive report schedule pscheduler reflector-load
+BENCHES := probe ecmp archive report report-scale schedule pscheduler reflector-load
 
 bench: bench-probe bench-archive bench-report bench-schedule
 

@@ -5,7 +5,7 @@ main(argv)), imported lazily."""
 import importlib
 import sys
 
-COMMANDS = ("probe", "ecmp", "archive", "report", "schedule", "schedule-noise", "pscheduler",
+COMMANDS = ("probe", "ecmp", "archive", "report", "report-scale", "schedule", "schedule-noise", "pscheduler",
             "reflector-load")
 
 

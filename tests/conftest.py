@@ -10,6 +10,10 @@ for path in (ROOT, os.path.join(ROOT, "python-jumbo")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+# No reverse DNS from jumbo-report in tests, in-process or in a child (no DNS here: every
+# lookup would wait out the budget); tests that resolve give a resolver they control.
+os.environ["JUMBO_NO_RESOLVE"] = "1"
+
 # A real OpenSearch for the archive store tests (session-scoped; see tests/opensearch_fixture.py).
 from opensearch_fixture import opensearch_url  # noqa: E402,F401 - a fixture pytest finds by name, after sys.path is set above
 

@@ -117,12 +117,12 @@ def test_html_renders_in_headless_chromium(sqlite_url, tmp_path):
     proc = subprocess.run(
         [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--user-data-dir=%s" % profile, "--screenshot=%s" % shot, "--window-size=1400,2000",
+         "--user-data-dir=%s" % profile, "--screenshot=%s" % shot, "--window-size=1400,4000",
          "file://%s" % page],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=90)
     assert shot.exists(), proc.stderr[-2000:]
     width, height, bpp, rows = _png_pixels(str(shot))
-    assert (width, height) == (1400, 2000)
+    assert (width, height) == (1400, 4000)   # the action list opens the page
     colours = {}
     for row in rows[::4]:
         for x in range(0, width * bpp, bpp * 4):

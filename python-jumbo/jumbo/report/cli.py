@@ -21,7 +21,7 @@ import sys
 
 from .. import __version__
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
-from . import check, model
+from . import actions_options, check, model
 from .errors import ReportError, exit_status
 from .firefly_used import FireflyUsed
 from .html import to_html
@@ -103,6 +103,7 @@ def report_parser():
     p.add_argument("--fireflies", action="store_true",
                    help="used from the fireflies jumbo-fireflies stored in --store (bytes at "
                    "jumbo-sized MSS; those with no MSS stated)")
+    actions_options.add_arguments(p)    # --owners, --no-resolve, --resolve-budget, --target-date
     return p
 
 
@@ -199,7 +200,8 @@ def run(argv=None):
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
                          limit=args.limit,
-                         extra=[h for h in (telemetry_hook(args), firefly_hook(args)) if h],
+                         extra=[h for h in (telemetry_hook(args), firefly_hook(args),
+                                            actions_options.hook(args)) if h],
                          site=_site_name(args.site))
     queries = open_queries(args.store, **store_options(args))
     try:

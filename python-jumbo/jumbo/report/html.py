@@ -5,7 +5,7 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 from html import escape
 
 from ..core.mtu import STANDARD_MTU, is_jumbo
-from . import firefly_view, telemetry_view
+from . import actions_view, firefly_view, telemetry_view
 from .formatting import evidence, pct
 from .render import change_mtus, host_sentence
 
@@ -284,6 +284,7 @@ def to_html(r):
         '<div class="meta">store %s &middot; %d pmtu results %s &ndash; %s &middot; target IP MTU %d '
         '&middot; generated %s</div>' % (escape(r["store"]), w["results"], escape(str(w["first"])),
                                          escape(str(w["last"])), target, escape(r["generated"])),
+        actions_view.html(r, _table),
         '<div class="cards">%s</div>' % "".join(cards),
         "<ul>%s</ul>" % "".join(status),
         _telemetry(r),
