@@ -4,9 +4,9 @@ render.py and html.py call these only when the report has a telemetry section, s
 without Prometheus renders exactly as before."""
 
 import math
-from html import escape
 
 from .formatting import metric_rows, pct
+from .safe_output import html_text as escape  # bidi controls neutralised too
 
 
 def _gb(value):
