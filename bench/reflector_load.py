@@ -12,7 +12,7 @@ none), the dest's peak RSS and CPU, each beside its bound.
     make bench-reflector-load                       # 30 sources, IPv4
     make bench-reflector-load BENCH_ARGS="--sources 40 --version 6"
 
-tests/test_reflector_load_lab.py runs the same with 8 sources and asserts every run exact.
+tests/lab/test_reflector_load_lab.py runs the same with 8 sources and asserts every run exact.
 """
 
 import argparse

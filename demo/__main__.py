@@ -22,7 +22,8 @@ import sys
 
 from . import parts  # first: it sets sys.path for lab/ and the library first
 from . import mesh
-from .run import Demo, Interrupted
+from .run import Demo
+from .tasks import Interrupted
 
 DEFAULT_OUT = os.path.join(parts.ROOT, "var", "demo")
 

@@ -22,7 +22,9 @@ echo "compat: vermin on ${#targets[@]} node-side paths"
 .venv/bin/vermin -q --no-tips --violations -t=3.6- --eval-annotations "${EXCLUDE[@]}" "${targets[@]}"
 .venv/bin/vermin -q --no-tips -t=3.6- --eval-annotations "${EXCLUDE[@]}" "${targets[@]}"
 
-compat_tests=$(ls tests/test_compat_*.py tests/test_schema*.py tests/test_plugin_*.py tests/test_units.py 2>/dev/null || true)
+compat_tests=$(ls tests/test_compat_*.py tests/test_testtype_spec.py tests/hardening/test_schema_hardening.py \
+  tests/test_plugin_*.py tests/hardening/test_plugin_deep_nesting.py tests/golden/test_plugin_golden.py \
+  tests/test_core_units.py 2>/dev/null || true)
 if [[ -z $compat_tests ]]; then
   echo "compat: the schema and plugin tests are missing" >&2; exit 1
 fi

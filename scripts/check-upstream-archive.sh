@@ -28,4 +28,4 @@ if upstream != composed:
 print("check-upstream-archive: the composed perfSONAR template equals %s" % path)
 PY
 exec "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_archive_beside_perfsonar.py \
-    tests/test_store.py tests/test_archiver.py -k "perfsonar or logstash or beside or earlier_layout" "$@"
+    tests/test_archive_stores.py tests/test_archive_archiver.py -k "perfsonar or logstash or beside or earlier_layout" "$@"

@@ -3,7 +3,7 @@
     PYTHONPATH=.:python-jumbo:tests .venv/bin/python tests/capture_pair_both.py SCENARIO OUT.json
 
 Builds the namespace lab SCENARIO, runs the pair test `--direction both` through the plugin
-harness exactly as tests/test_pair_lab.py does (cli-to-spec, participants, both tool runs as
+harness exactly as tests/lab/test_pair_lab.py does (cli-to-spec, participants, both tool runs as
 the unprivileged user, merged-results), and writes {"made", "scenario", "truth", "spec",
 "result"} where `truth` is the lab's own answer for each direction. The lab is removed on exit.
 """

@@ -54,3 +54,11 @@ def _private_ready_notes():
 
 
 _private_ready_notes()
+
+
+# CI runs the real-pScheduler integration suite first (tests/integration/). Said here rather
+# than left to the directory order, which the campaign folders (fuzz/, golden/, hardening/)
+# would otherwise come before.
+def pytest_collection_modifyitems(session, config, items):
+    integration = os.path.join(ROOT, "tests", "integration") + os.sep
+    items.sort(key=lambda item: not str(item.fspath).startswith(integration))

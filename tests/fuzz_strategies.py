@@ -1,4 +1,4 @@
-"""Hypothesis strategies for the fuzzer (tests/test_fuzz.py): JSON values, specs that are
+"""Hypothesis strategies for the fuzzer (tests/fuzz/test_fuzz.py): JSON values, specs that are
 nearly valid, and strings that smuggle what output must never carry."""
 
 import os

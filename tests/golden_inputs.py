@@ -1,6 +1,6 @@
 """The inputs of the plugins' golden answers (tests/golden_plugins.py): every case, in a
 fixed order, made from the tests' own fixtures. Only a new capture reads them; the replay
-(tests/test_plugin_golden.py) takes them from the golden file."""
+(tests/golden/test_plugin_golden.py) takes them from the golden file."""
 
 import json
 

@@ -8,7 +8,7 @@ are left out; `run` on inputs it refuses before measuring is in.
     python3 tests/golden_plugins.py --root /tmp/golden-base --write tests/data/plugin_golden.json
 
 captures the answers of the tree at --root (default: this repository) to the inputs of
-tests/golden_inputs.py into the file, inputs included; tests/test_plugin_golden.py replays
+tests/golden_inputs.py into the file, inputs included; tests/golden/test_plugin_golden.py replays
 those inputs on this tree and compares. Nothing here imports the library: only the plugin
 executables of the tree under test run it, so the library's module layout may change freely
 between the capture and the replay.

@@ -119,7 +119,7 @@ def _play(store, url, with_suite):
     shots = []
     if with_suite:
         # the one-time set-up an admin runs (no security plugin on the test node: this
-        # user may do everything; the refused case is in test_archiver.py)
+        # user may do everything; the refused case is in test_archive_archiver.py)
         assert setup.main(["install", "--url", url]) == 0
         outcomes = harness.archive_stream("jumbo", _suite_envelopes(10, {"_url": url}))
         assert [o.error for o in outcomes if not o.succeeded] == []

@@ -46,6 +46,9 @@ DEB_CLASSES = "/usr/lib/pscheduler/classes"
 # the pSConfig Grafana agent's display config and the pair page it renders (matrix_url_template)
 GRAFANA_DATADIR = "/usr/share/pscheduler-archiver-jumbo"
 GRAFANA_FILES = ("psconfig-grafana-agent-pmtu.json", "grafana-pmtu-pair-agent.json.j2")
+# The template validator and the checks it imports from its own directory.
+VALIDATOR_FILES = ("validate_template.py", "validate_structure.py", "validate_expand.py",
+                   "validate_plugins.py")
 DEB_SITELIB = "/usr/lib/python3/dist-packages"
 
 
@@ -122,7 +125,8 @@ def test_rpm_plugin_files_and_modes(rpms, pkg):
             del files[f]
             assert stat.S_ISDIR(m) or stat.S_IMODE(m) == 0o644, f
         # the template validator docs/coordinator.md tells coordinators to run
-        assert any(f.endswith("/archiver/jumbo/validate_template.py") for f in docs), sorted(docs)
+        for script in VALIDATOR_FILES:
+            assert any(f.endswith("/archiver/jumbo/" + script) for f in docs), sorted(docs)
         # the Grafana agent's displays and pair page, where matrix_url_template points
         grafana = {f: m for f, m in files.items() if f.startswith(GRAFANA_DATADIR)}
         for f in grafana:
@@ -300,7 +304,8 @@ def test_deb_library_files(debs):
     assert _perm_bits(files["/usr/bin/jumbocheck"]) == 0o755
     assert not any(p.endswith(("/samples.py", "/synth.py")) for p in packaged), sorted(packaged)
     docs = [p for p in deb_files(debs["pscheduler-archiver-jumbo"]) if p.startswith("/usr/share/doc/")]
-    assert any(p.endswith("/archiver/jumbo/validate_template.py") for p in docs), docs
+    for script in VALIDATOR_FILES:
+        assert any(p.endswith("/archiver/jumbo/" + script) for p in docs), docs
 
 
 def test_deb_depends_and_triggers(debs, tmp_path):

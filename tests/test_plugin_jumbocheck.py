@@ -1,7 +1,7 @@
 """The `jumbocheck` tool plugin, every method run through the harness as the server runs it.
 
 No lab and no root needed here: this file also runs under Python 3.6 + jsonschema 3.0.1
-(scripts/check-compat.sh). Measurements on real paths are in tests/test_tool_lab.py.
+(scripts/check-compat.sh). Measurements on real paths are in tests/lab/test_tool_lab.py.
 """
 
 import datetime

@@ -5,7 +5,6 @@ spec-is-valid and `jumbo` data-is-valid from this tree. Broken templates must be
 the offending task named.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,14 +17,10 @@ TEMPLATE = os.path.join(ROOT, "psconfig", "lhcone-jumbo-mesh.json")
 VALIDATOR = os.path.join(ROOT, "psconfig", "validate_template.py")
 
 
-def _load_validator():
-    spec = importlib.util.spec_from_file_location("validate_template", VALIDATOR)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-vt = _load_validator()
+# The validator's checks, imported as validate_template.py imports them (from its own directory).
+sys.path.insert(0, os.path.join(ROOT, "psconfig"))
+import validate_expand  # noqa: E402 - after the path set-up above
+import validate_structure  # noqa: E402
 
 
 def _template():
@@ -102,11 +97,11 @@ def test_reference_carries_both_sites_for_every_pair():
     """What pSConfig will put in each task's reference, expanded by the validator's engine."""
     tpl = _template()
     group = tpl["groups"]["lhcone-mesh"]
-    pairs = vt.group_pairs(tpl, group)
+    pairs = validate_structure.group_pairs(tpl, group)
     assert len(pairs) == 12 * 11
     task = tpl["tasks"]["pmtu-v4"]
     for src, dst in pairs:
-        exp = vt.Expander(tpl, task, (src, dst))
+        exp = validate_expand.Expander(tpl, task, (src, dst))
         ref = exp.expand(task["reference"])
         spec = exp.expand(tpl["tests"][task["test"]]["spec"])
         assert exp.issues == []

@@ -48,10 +48,10 @@ RUNNERS = [
      ["tests/integration/test_real_pscheduler.py::test_ipv4_reverse_hops_exact_and_archived",
       "tests/integration/test_real_pscheduler.py::"
       "test_ipv6_reverse_hops_exact_and_archived_with_ipv6_addresses"]),
-    (r"jumbocheck [^-\s]\S*", ["tests/test_probe_lab.py::test_host_names_and_text_output"]),
-    (r"jumbocheck \S+ --flows 12 --json", ["tests/test_probe_lab.py::test_every_scenario_exact"]),
+    (r"jumbocheck [^-\s]\S*", ["tests/lab/test_probe_lab.py::test_host_names_and_text_output"]),
+    (r"jumbocheck \S+ --flows 12 --json", ["tests/lab/test_probe_lab.py::test_every_scenario_exact"]),
     (r"jumbocheck --help",
-     ["tests/test_probe_lab.py::test_jumbocheck_refuses_what_needs_pscheduler_nodes",
+     ["tests/lab/test_probe_lab.py::test_jumbocheck_refuses_what_needs_pscheduler_nodes",
       "tests/test_readme.py::test_every_readme_command_that_is_cheap_runs_here"]),
 ]
 

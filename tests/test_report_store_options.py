@@ -17,7 +17,7 @@ from jumbo.report import cli
 from jumbo.report.errors import ReportError
 from jumbo.archive.stores import open_store
 from opensearch_fixture import drop_prefix
-from test_archiver import FrontProxy, certificate  # noqa: F401 - certificate is a fixture pytest finds by name
+from test_archive_archiver import FrontProxy, certificate  # noqa: F401 - certificate is a fixture pytest finds by name
 
 API_KEY = "a2V5aWQ6c2VjcmV0"
 

@@ -66,7 +66,7 @@ def path_key(source, dest, ip_version):
 # -- a clean run: every flow carried the target --------------------------------------------
 # The forward half of path_state.RULE's `jumbo`: succeeded, path MTU >= target, and none of
 # the forward conditions of `blackhole` or `unknown` (the reverse direction is another
-# path's flows). tests/test_evidence.py checks it against the rule.
+# path's flows). tests/test_archive_evidence.py checks it against the rule.
 
 def is_clean(result, target):
     get = result.get

@@ -7,7 +7,7 @@ annotations a validator ignores are added (title, description, default), so the 
 exactly what spec-is-valid accepts. The help texts are the options' help of `pscheduler task
 pmtu|jumbo-throughput --help` (one wording for the CLI and the form); the form's defaults are
 the values the suite's pSConfig template (psconfig/lhcone-jumbo-mesh.json) gives its tasks, so
-an operator who opens a new task gets the mesh's settings (tests/test_forms.py holds the two
+an operator who opens a new task gets the mesh's settings (tests/test_testtype_forms.py holds the two
 to each other).
 """
 

@@ -1,10 +1,10 @@
 """Issue 32 rows 6 and 7: jumbo-alarms' files and runs (alarm_state.py) on the synthetic mesh
-of test_alarms.py (3 events: one hop, two paths), real processes and a real OpenSearch.
+of test_report_alarms.py (3 events: one hop, two paths), real processes and a real OpenSearch.
 
   row 6  a link planted at the state's temporary name, at --out, at the state itself or at
          its lock: the link's target is never written;
   row 7  three runs at once emit each event once; a run that cannot take the lock does
-         nothing. (A failed --index then a good run, against a real OpenSearch: test_alarms.py,
+         nothing. (A failed --index then a good run, against a real OpenSearch: test_report_alarms.py,
          beside the mesh it already loads there.)
 """
 
@@ -26,7 +26,7 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "pyt
 DAYS = 14
 START = (datetime.datetime.utcnow() - datetime.timedelta(days=DAYS - 1)).strftime("%Y-%m-%d")
 MESH = synth.Mesh.small(days=DAYS, start=START)
-EVENTS = 3          # test_alarms.py: the firewall's hop, two regressed paths
+EVENTS = 3          # test_report_alarms.py: the firewall's hop, two regressed paths
 
 @pytest.fixture(scope="module")
 def sqlite_url(tmp_path_factory):

@@ -15,7 +15,8 @@ import pytest
 
 import golden_plugins
 
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "plugin_golden.json")
+GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                      "plugin_golden.json")
 
 
 def _load():

@@ -239,7 +239,7 @@ class _AnsweredStore(OpenSearchStore):
     """The archive's OpenSearch store with its HTTP exchange replaced by the fuzzed answers,
     in order, then (404, no body): what is under test is everything after the exchange (the
     set-up check, the _bulk items, the error texts). The exchange itself (chunks, byte cap,
-    timeouts) is tested against real servers in tests/test_opensearch_answers.py."""
+    timeouts) is tested against real servers in tests/test_archive_opensearch_client.py."""
 
     def __init__(self, answers, manage_templates=False):
         OpenSearchStore.__init__(self, "http", "127.0.0.1", 9, prefix="fz%s_" % uuid.uuid4().hex,

