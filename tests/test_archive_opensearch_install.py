@@ -14,8 +14,8 @@ import uuid
 import harness
 from fixtures import samples
 from jumbo.archive.errors import TransientError
-from jumbo.archive.opensearch import install_state, ready
-from jumbo.archive.opensearch.install import install
+from jumbo.archive.opensearch import ready
+from jumbo.archive.opensearch.install import install, problems
 from jumbo.archive.stores import open_store
 from opensearch_fixture import drop_prefix
 from relay_proxy import RelayProxy, SlowRelay, json_answer
@@ -79,14 +79,12 @@ def test_an_install_cut_short_is_resumed_and_redoes_nothing(opensearch_url, tmp_
             # Nothing done twice, everything done once.
             assert not set(done_first) & set(done_second), (done_first, done_second)
             assert len(done_first) + len(_writes(whole.log)) == FRESH_WRITES, whole.log
-            assert not install_state.read(direct).__dict__ == {}, "nothing was installed"
             # Done: a third try reads once and writes nothing (the copy noted as done).
             whole.log[:] = []
             assert install(again, progress) == []
             assert len(whole.log) == 1 and whole.log[0][0] == "GET", whole.log
         finally:
             again.close()
-        from jumbo.archive.opensearch.install import problems
         assert problems(direct, quick=False) == []
     finally:
         cut.close()
@@ -96,6 +94,7 @@ def test_an_install_cut_short_is_resumed_and_redoes_nothing(opensearch_url, tmp_
 
 def test_without_the_cluster_state_the_set_up_is_read_in_two_requests(opensearch_url,
                                                                         tmp_path):
+    from jumbo.archive.opensearch import install_state   # new with the resumable install
     prefix = "c%s_" % uuid.uuid4().hex[:8]
     progress = ready.Progress(str(tmp_path))
     relay = LoggingRelay(opensearch_url, no_cluster_state=True)
