@@ -24,11 +24,11 @@ test: setup
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS)
 	bash scripts/check-compat.sh
 
-# The property-based fuzzer (tests/fuzz/test_fuzz.py) at length: FUZZ_EXAMPLES examples in all
+# The property-based fuzzer (tests/fuzz/) at length: FUZZ_EXAMPLES examples in all
 # (`make test` runs it with a small fixed budget).
 FUZZ_EXAMPLES ?= 100000
 fuzz: setup
-	JUMBO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PYTHON) -m pytest tests/fuzz/test_fuzz.py -q -p no:cacheprovider $(PYTEST_ARGS)
+	JUMBO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PYTHON) -m pytest tests/fuzz -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # pyflakes + pycodestyle + blind excepts over everything, plugin executables included
 # (configuration: ruff.toml).

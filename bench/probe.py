@@ -204,8 +204,7 @@ def _median(values):
 
 
 def main(argv):
-    from lab import Lab, scenarios
-    from bench.budget import Budget
+    from lab import scenarios
     opts = _options(argv)
     names = opts["names"] or sorted(scenarios.SCENARIOS) + sorted(scenarios.RANDOM_SCENARIOS)
     load = os.getloadavg()
@@ -217,79 +216,113 @@ def main(argv):
     budgets = set()
     floors = {}
     for name in names:
-        topology = scenarios.get(name)
         for mode in opts["modes"]:
-            with Lab(topology, ping_group_range=ALL_GROUPS if mode == "echo" else None) as lab:
-                truth = lab.truth("src", "dst")
-                token, port = None, 5545
-                if mode == "reflector":
-                    from jumbo.tool import reflector
-                    token = reflector.new_token()
-                    server = lab.popen("dst", _library_python(REFLECTOR) + [
-                        str(port), token, "900"], user=USER)
-                    server.stdout.readline()
-                for version in opts["versions"]:
-                    dest = lab.address("dst", version)
-                    walls, probes, exacts, methods = [], [], [], set()
-                    budget = Budget(lab, "dst", "src", version) if mode != "reflector" else None
-                    bounds = []
-                    for _ in range(opts["runs"]):
-                        if mode == "reflector":
-                            run = timed(lab, _library_python(FORWARD) + [
-                                dest, str(port), token, str(opts["flows"] or 4)])
-                        else:
-                            run, answers, _tokens, bound = budget.measure(lambda: timed(
-                                lab, [JUMBOCHECK, dest, "--json"] + (
-                                    ["--flows", str(opts["flows"])] if opts["flows"] else [])))
-                            bounds.append((answers, bound, None))
-                        try:
-                            result = json.loads(run["out"])
-                        except ValueError:
-                            result = {}
-                        exact = result.get("path-mtu") == truth["path-mtu"] and \
-                            result.get("pmtud") == truth["pmtud"]
-                        walls.append(run.get("wall") or 0.0)
-                        probes.append(result.get("probes") or 0)
-                        exacts.append(exact)
-                        methods.add(result.get("method"))
-                        rows.append({"scenario": topology.name, "mode": mode,
-                                     "version": version, "wall": walls[-1],
-                                     "probes": probes[-1], "exact": exact,
-                                     "unknown": result.get("pmtud") == "unknown"
-                                     or result.get("path-mtu") is None,
-                                     "ratio": None,
-                                     "blackhole": truth["pmtud"] == "blackhole"})
-                    floor = None
-                    if budget is not None:
-                        floor, bounds = _with_floor(walls, bounds, floors, (mode, version))
-                        for row, (_a, _b, ratio) in zip(rows[-len(bounds):], bounds):
-                            row["ratio"] = ratio
-                    line = "%-26s %-9s %1d %-6s %-26s %-22s %-10s %s" % (
-                        topology.name, mode, version, truth["path-mtu"],
-                        " ".join("%.2f" % w for w in walls),
-                        " ".join(str(p) for p in probes),
-                        ",".join(sorted(str(m) for m in methods)),
-                        " ".join("yes" if e else "NO" for e in exacts))
-                    if budget is not None:
-                        ratios = [r for _a, _b, r in bounds if r is not None]
-                        line += " | %s; %s floor %s" % (" ".join(
-                            "%d,%.2f,%s" % (a, b, "%.2f" % r if r is not None else "-")
-                            for a, b, r in bounds),
-                            "%.2f" % _median(ratios) if ratios else "-",
-                            "%.2f" % floor if floor is not None else "-")
-                        budgets.add(budget.describe())
-                        budget.close()
-                    if opts["anchors"] and mode == opts["modes"][0]:
-                        line += "  || " + anchors(lab, dest, version, truth)
-                    print(line)
-                    sys.stdout.flush()
-                if mode == "reflector":
-                    lab.run("src", _library_python(GOODBYE) + [lab.address("dst", 4), str(port),
-                                                               token], user=USER, check=False)
+            _scenario_in_mode(scenarios.get(name), mode, opts, rows, budgets, floors)
+    _summary(rows, opts, budgets)
+    load = os.getloadavg()
+    print("load average at end: %.2f %.2f %.2f" % load)
+    return 1 if any(not r["exact"] for r in rows) else 0
+
+
+def _scenario_in_mode(topology, mode, opts, rows, budgets, floors):
+    """One scenario's lab in one probe mode: every IP version, its line printed each."""
+    from lab import Lab
+    with Lab(topology, ping_group_range=ALL_GROUPS if mode == "echo" else None) as lab:
+        truth = lab.truth("src", "dst")
+        reflected = _start_reflector(lab) if mode == "reflector" else None
+        for version in opts["versions"]:
+            line = _case(lab, topology, mode, version, truth, reflected, opts, rows, budgets,
+                         floors)
+            if opts["anchors"] and mode == opts["modes"][0]:
+                line += "  || " + anchors(lab, lab.address("dst", version), version, truth)
+            print(line)
+            sys.stdout.flush()
+        if reflected is not None:
+            port, token = reflected
+            lab.run("src", _library_python(GOODBYE) + [lab.address("dst", 4), str(port),
+                                                       token], user=USER, check=False)
+
+
+def _start_reflector(lab, port=5545):
+    """The reflector on the dest, as the tool starts it: (port, token)."""
+    from jumbo.tool import reflector
+    token = reflector.new_token()
+    server = lab.popen("dst", _library_python(REFLECTOR) + [str(port), token, "900"], user=USER)
+    server.stdout.readline()
+    return port, token
+
+
+def _case(lab, topology, mode, version, truth, reflected, opts, rows, budgets, floors):
+    """opts["runs"] runs back to back of one scenario, mode and family: their rows appended,
+    the case's line returned."""
+    from bench.budget import Budget
+    dest = lab.address("dst", version)
+    budget = Budget(lab, "dst", "src", version) if reflected is None else None
+    walls, probes, exacts, methods, bounds = [], [], [], set(), []
+    for _ in range(opts["runs"]):
+        run, bound = _one_run(lab, dest, reflected, budget, opts["flows"])
+        if bound is not None:
+            bounds.append(bound)
+        try:
+            result = json.loads(run["out"])
+        except ValueError:
+            result = {}
+        exact = result.get("path-mtu") == truth["path-mtu"] and \
+            result.get("pmtud") == truth["pmtud"]
+        walls.append(run.get("wall") or 0.0)
+        probes.append(result.get("probes") or 0)
+        exacts.append(exact)
+        methods.add(result.get("method"))
+        rows.append({"scenario": topology.name, "mode": mode, "version": version,
+                     "wall": walls[-1], "probes": probes[-1], "exact": exact,
+                     "unknown": result.get("pmtud") == "unknown" or result.get("path-mtu") is None,
+                     "ratio": None, "blackhole": truth["pmtud"] == "blackhole"})
+    line = "%-26s %-9s %1d %-6s %-26s %-22s %-10s %s" % (
+        topology.name, mode, version, truth["path-mtu"], " ".join("%.2f" % w for w in walls),
+        " ".join(str(p) for p in probes), ",".join(sorted(str(m) for m in methods)),
+        " ".join("yes" if e else "NO" for e in exacts))
+    if budget is not None:
+        floor, bounds = _with_floor(walls, bounds, floors, (mode, version))
+        for row, (_a, _b, ratio) in zip(rows[-len(bounds):], bounds):
+            row["ratio"] = ratio
+        line += _bounds_text(bounds, floor)
+        budgets.add(budget.describe())
+        budget.close()
+    return line
+
+
+def _one_run(lab, dest, reflected, budget, flows):
+    """One timed run: through the dest's reflector when `reflected` is (port, token), else
+    jumbocheck under the dest's answer budget. (run, (answers, bound, None) or None)."""
+    if reflected is not None:
+        port, token = reflected
+        return timed(lab, _library_python(FORWARD) + [dest, str(port), token,
+                                                      str(flows or 4)]), None
+    run, answers, _tokens, bound = budget.measure(lambda: timed(
+        lab, [JUMBOCHECK, dest, "--json"] + (["--flows", str(flows)] if flows else [])))
+    return run, (answers, bound, None)
+
+
+def _bounds_text(bounds, floor):
+    ratios = [r for _a, _b, r in bounds if r is not None]
+    return " | %s; %s floor %s" % (" ".join(
+        "%d,%.2f,%s" % (a, b, "%.2f" % r if r is not None else "-") for a, b, r in bounds),
+        "%.2f" % _median(ratios) if ratios else "-",
+        "%.2f" % floor if floor is not None else "-")
+
+
+def _summary(rows, opts, budgets):
     wrong = [r for r in rows if not r["exact"]]
     print("\n%d runs, %d exact, %d unknown; median probes per run %d" % (
         len(rows), len(rows) - len(wrong), sum(r["unknown"] for r in rows),
         _median([r["probes"] for r in rows])))
+    _summary_walls(rows, opts)
+    for text in sorted(budgets):
+        print("  " + text)
+    _summary_ratios(rows, opts)
+
+
+def _summary_walls(rows, opts):
     for mode in opts["modes"]:
         for version in opts["versions"]:
             part = [r for r in rows if r["mode"] == mode and r["version"] == version]
@@ -300,8 +333,9 @@ def main(argv):
                                             max([r["wall"] for r in holes] or [0]),
                                             _median([r["wall"] for r in part]),
                                             _median([r["probes"] for r in part])))
-    for text in sorted(budgets):
-        print("  " + text)
+
+
+def _summary_ratios(rows, opts):
     for mode in [m for m in opts["modes"] if m != "reflector"]:
         for version in opts["versions"]:
             ratios = [r["ratio"] for r in rows if r["mode"] == mode and r["version"] == version
@@ -309,6 +343,3 @@ def main(argv):
             if ratios:
                 print("  %-9s IPv%d: median wall / (floor + budget bound) %.2f over %d runs with a bound "
                       "(max %.2f)" % (mode, version, _median(ratios), len(ratios), max(ratios)))
-    load = os.getloadavg()
-    print("load average at end: %.2f %.2f %.2f" % load)
-    return 1 if wrong else 0

@@ -274,7 +274,8 @@ def _aligned(text, n, what):
     return items or [None] * n
 
 
-def main(argv=None):
+def _options(argv):
+    """(args, counts, dbs, prefixes, stores) from the command line, each checked."""
     p = argparse.ArgumentParser(prog="python -m bench report", description=__doc__.split("\n\n")[0])
     p.add_argument("--hosts", type=int, default=300)
     p.add_argument("--results", default="1000000,5000000",
@@ -305,77 +306,107 @@ def main(argv=None):
     unknown = [s for s in stores if s not in ("sqlite", "opensearch")]
     if unknown:
         p.error("unknown store %r (sqlite, opensearch)" % unknown[0])
+    return args, counts, dbs, prefixes, stores
+
+
+def main(argv=None):
+    args, counts, dbs, prefixes, stores = _options(argv)
     mesh = _mesh(args.hosts)
     pairs = len(mesh.hosts) * (len(mesh.hosts) - 1)
     print("bench report: %d hosts, %d sites, %d directed paths, %s pmtu results; load average %s"
           % (len(mesh.hosts), len(mesh.sites), pairs, " and ".join("{:,}".format(c) for c in counts),
              " ".join("%.2f" % x for x in os.getloadavg())), flush=True)
     failed = False
-    measured = {}
     for store in stores:
-        started_node = False
-        base = args.opensearch_url.rstrip("/")
-        if store == "opensearch" and not _answers(base):
-            port = base.rsplit(":", 1)[-1]
-            subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "start"],
-                           env=dict(os.environ, OPENSEARCH_PORT=port), check=True)
-            started_node = True
-        try:
-            for results, db, given_prefix in zip(counts, dbs, prefixes):
-                n, secs, drop = 0, 0.0, None
-                if store == "sqlite":
-                    path = os.path.abspath(db) if db else os.path.join(
-                        args.workdir, "report-bench-%d.db" % results)
-                    url = "sqlite:///" + path
-                    if not db and not (args.reuse and _pmtu_count(url) == results
-                                       and _current_layout(store, url)):
-                        n, secs = load_sqlite(path, _mesh(args.hosts), results)
-                else:
-                    prefix = given_prefix or ("benchrep%d_" % results if args.keep or args.reuse
-                                              else "bench%s_" % uuid.uuid4().hex[:6])
-                    url = "%s/?prefix=%s" % (base, prefix)
-                    if not given_prefix and not (args.reuse and _pmtu_count(url) == results
-                                                 and _current_layout(store, url)):
-                        _drop_prefix(base, prefix)
-                        n, secs = load_opensearch(base, prefix, _mesh(args.hosts), results)
-                    if not given_prefix and not args.keep:
-                        drop = prefix
-                if n:
-                    print("  %-10s %s: loaded %d records in %.0f s (%.0f/s)"
-                          % (store, "{:,}".format(results), n, secs, n / max(secs, 1e-9)), flush=True)
-                out = os.path.join(args.workdir, "report-%s-%d.%s" % (store, results, args.format))
-                run_report(url, args.format, out)          # warm the caches once, as a coordinator would
-                secs, mb, status, err = run_report(url, args.format, out)
-                ok = status == 0 and secs < TARGET_SECONDS and mb < TARGET_MB
-                failed |= not ok
-                summary = ""
-                if status == 0 and args.format == "json":
-                    with open(out) as handle:
-                        r = json.load(handle)
-                    summary = "paths %d, capable %.1f%%, black holes %d" % (
-                        r["paths"], 100 * r["capable"], len(r["blackholes"]))
-                measured[(store, results)] = (secs, mb)
-                print("  %-10s %s: report %.2f s (target < %.0f s), peak %.0f MB (target < %.0f MB) %s"
-                      "  %s  [load average %.2f]%s"
-                      % (store, "{:,}".format(results), secs, TARGET_SECONDS, mb, TARGET_MB,
-                         "OK" if ok else "MISSED", summary, os.getloadavg()[0],
-                         ("\n    " + err.strip()) if err.strip() else ""), flush=True)
-                if drop:
-                    _drop_prefix(base, drop)
-        finally:
-            if started_node:
-                subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "stop"],
-                               env=dict(os.environ, OPENSEARCH_PORT=base.rsplit(":", 1)[-1]))
+        measured = {}
+        failed |= _bench_store(store, args, counts, dbs, prefixes, measured)
         if len(counts) > 1:
-            lo, hi = min(counts), max(counts)
-            (t_lo, m_lo), (t_hi, m_hi) = measured[(store, lo)], measured[(store, hi)]
-            ratio = t_hi / max(t_lo, 1e-9)
-            ok = ratio <= TARGET_RATIO
-            failed |= not ok
-            print("  %-10s %s/%s: time ratio %.2f (target <= %.1f) %s, memory ratio %.2f"
-                  % (store, _short(hi), _short(lo), ratio, TARGET_RATIO, "OK" if ok else "MISSED",
-                     m_hi / max(m_lo, 1e-9)), flush=True)
+            failed |= not _ratio(store, counts, measured)
     return 1 if failed else 0
+
+
+def _bench_store(store, args, counts, dbs, prefixes, measured):
+    """Every --results size on one store (the OpenSearch node started when none answers, and
+    stopped again): True when one missed its target."""
+    failed = False
+    started_node = False
+    base = args.opensearch_url.rstrip("/")
+    if store == "opensearch" and not _answers(base):
+        port = base.rsplit(":", 1)[-1]
+        subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "start"],
+                       env=dict(os.environ, OPENSEARCH_PORT=port), check=True)
+        started_node = True
+    try:
+        for results, db, given_prefix in zip(counts, dbs, prefixes):
+            url, drop = _loaded(store, args, base, results, db, given_prefix)
+            failed |= not _measure(store, args, url, results, measured)
+            if drop:
+                _drop_prefix(base, drop)
+    finally:
+        if started_node:
+            subprocess.run(["bash", os.path.join(ROOT, "scripts", "opensearch.sh"), "stop"],
+                           env=dict(os.environ, OPENSEARCH_PORT=base.rsplit(":", 1)[-1]))
+    return failed
+
+
+def _loaded(store, args, base, results, db, given_prefix):
+    """The store's URL holding `results` pmtu results (loaded unless given or reusable), and
+    the index prefix to drop afterwards (None: keep)."""
+    n, secs, drop = 0, 0.0, None
+    if store == "sqlite":
+        path = os.path.abspath(db) if db else os.path.join(
+            args.workdir, "report-bench-%d.db" % results)
+        url = "sqlite:///" + path
+        if not db and not (args.reuse and _pmtu_count(url) == results
+                           and _current_layout(store, url)):
+            n, secs = load_sqlite(path, _mesh(args.hosts), results)
+    else:
+        prefix = given_prefix or ("benchrep%d_" % results if args.keep or args.reuse
+                                  else "bench%s_" % uuid.uuid4().hex[:6])
+        url = "%s/?prefix=%s" % (base, prefix)
+        if not given_prefix and not (args.reuse and _pmtu_count(url) == results
+                                     and _current_layout(store, url)):
+            _drop_prefix(base, prefix)
+            n, secs = load_opensearch(base, prefix, _mesh(args.hosts), results)
+        if not given_prefix and not args.keep:
+            drop = prefix
+    if n:
+        print("  %-10s %s: loaded %d records in %.0f s (%.0f/s)"
+              % (store, "{:,}".format(results), n, secs, n / max(secs, 1e-9)), flush=True)
+    return url, drop
+
+
+def _measure(store, args, url, results, measured):
+    """The report on `url`, its time and peak memory against the targets, printed: ok?"""
+    out = os.path.join(args.workdir, "report-%s-%d.%s" % (store, results, args.format))
+    run_report(url, args.format, out)          # warm the caches once, as a coordinator would
+    secs, mb, status, err = run_report(url, args.format, out)
+    ok = status == 0 and secs < TARGET_SECONDS and mb < TARGET_MB
+    summary = ""
+    if status == 0 and args.format == "json":
+        with open(out) as handle:
+            r = json.load(handle)
+        summary = "paths %d, capable %.1f%%, black holes %d" % (
+            r["paths"], 100 * r["capable"], len(r["blackholes"]))
+    measured[(store, results)] = (secs, mb)
+    print("  %-10s %s: report %.2f s (target < %.0f s), peak %.0f MB (target < %.0f MB) %s"
+          "  %s  [load average %.2f]%s"
+          % (store, "{:,}".format(results), secs, TARGET_SECONDS, mb, TARGET_MB,
+             "OK" if ok else "MISSED", summary, os.getloadavg()[0],
+             ("\n    " + err.strip()) if err.strip() else ""), flush=True)
+    return ok
+
+
+def _ratio(store, counts, measured):
+    """The largest size's time over the smallest's, against TARGET_RATIO, printed: ok?"""
+    lo, hi = min(counts), max(counts)
+    (t_lo, m_lo), (t_hi, m_hi) = measured[(store, lo)], measured[(store, hi)]
+    ratio = t_hi / max(t_lo, 1e-9)
+    ok = ratio <= TARGET_RATIO
+    print("  %-10s %s/%s: time ratio %.2f (target <= %.1f) %s, memory ratio %.2f"
+          % (store, _short(hi), _short(lo), ratio, TARGET_RATIO, "OK" if ok else "MISSED",
+             m_hi / max(m_lo, 1e-9)), flush=True)
+    return ok
 
 
 def _short(n):

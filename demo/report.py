@@ -24,6 +24,8 @@ def report(demo):
     prometheus = _serve_telemetry(demo)
     if prometheus:
         base += ["--prometheus", prometheus, "--sites", demo.serving.sites_file]
+    if getattr(demo, "firefly_truth", None):
+        base += ["--fireflies"]         # used from the fireflies collected (demo/fireflies.py)
     csv_out = os.path.join(demo.out, "report.csv")
     if _run_report(demo, base + ["--format", "csv", "--out", csv_out]) is not None:
         with open(csv_out) as handle:

@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 
-from . import archive, measure, mesh, parts, report, selfcheck, summary, tasks
+from . import archive, fireflies, measure, mesh, parts, report, selfcheck, summary, tasks
 
 
 class Demo(object):
@@ -23,6 +23,7 @@ class Demo(object):
         self.store_url = None
         self.report_json = None
         self.report_text = self.report_csv = self.serving = self.telemetry_truth = None
+        self.firefly_truth = None
         self.html_path = os.path.join(self.out, "report.html")
         self.namespaces_left = None
         self.t0 = time.monotonic()
@@ -83,6 +84,7 @@ class Demo(object):
             self.stage(2, "Measuring %d directed pairs (%s at a time, tool as user jumbotest)"
                        % (len(self.tasks), args.concurrency))
             measure.measure(self, lab)
+            fireflies.collect(self, lab)
             self.say("")
             self.say("   tearing the lab down")
         self.lab = None

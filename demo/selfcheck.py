@@ -113,6 +113,14 @@ def _check_report(demo, measured):
         ok = _share_check(demo, "configured hosts", report.get("configured"), truth["configured"],
                                "%d/%d hosts with MTU >= 9000" % (truth["configured-hosts"],
                                                                  truth["hosts"])) and ok
+    if getattr(demo, "firefly_truth", None):
+        from .fireflies import check as check_fireflies
+        html = open(demo.html_path).read() if os.path.exists(demo.html_path) else ""
+        good, lines = check_fireflies(report, demo.report_csv or "", demo.report_text or "", html,
+                                      demo.firefly_truth)
+        for line in lines:
+            demo.say(line)
+        ok = good and ok
     # By site (the reference every result carries); hosts are SITE or SITE6.
     holes = sorted((h.get("source_site") or node(h.get("source") or ""),
                     h.get("dest_site") or node(h.get("dest") or ""))

@@ -30,6 +30,11 @@ def summary(demo, ok):
                 "capable paths still at 1500)" % (100.0 * (tel["used"] or 0), 100.0 * (tel["gap"] or 0)))
             say("   configured:         %d of %d hosts at MTU 9000 (node exporter, measuring or not)"
                 % (report["configured_hosts"], report["hosts"]))
+        ff = report.get("fireflies")
+        if ff and ff.get("used") is not None:
+            say("   used (fireflies):   %.1f%% of the bytes sent with a known MSS went on jumbo-sized "
+                "segments; %.1f%% of the bytes had no MSS (flows shorter than the period)"
+                % (100.0 * ff["used"], 100.0 * (ff["unknown_mss_share"] or 0)))
         holes = [t for t in measured if t.result.get("pmtud") == "blackhole"]
         real = [t for t in measured if mesh.expected(
             demo.topology, t.source, t.dest)["pmtud"] == "blackhole"]

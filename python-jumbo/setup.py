@@ -14,6 +14,7 @@ setup(
             "jumbocheck = jumbo.protocol.probe_cli:main",
             "jumbo-report = jumbo.report.cli:main",
             "jumbo-alarms = jumbo.report.alarms_cli:main",
+            "jumbo-fireflies = jumbo.report.fireflies_cli:main",
             "jumbo-replay = jumbo.archive.replay:main",
         ]
     },

@@ -27,5 +27,5 @@ if upstream != composed:
                                              json.dumps(composed, sort_keys=True)))
 print("check-upstream-archive: the composed perfSONAR template equals %s" % path)
 PY
-exec "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_archive_beside_perfsonar.py \
+exec "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_archive_opensearch_setup_beside_perfsonar.py \
     tests/test_archive_stores.py tests/test_archive_archiver.py -k "perfsonar or logstash or beside or earlier_layout" "$@"

@@ -61,4 +61,4 @@ _private_ready_notes()
 # would otherwise come before.
 def pytest_collection_modifyitems(session, config, items):
     integration = os.path.join(ROOT, "tests", "integration") + os.sep
-    items.sort(key=lambda item: not str(item.fspath).startswith(integration))
+    items.sort(key=lambda item: not str(item.path).startswith(integration))

@@ -1,24 +1,17 @@
-"""jumbo.archive.opensearch.install / install_state / self_setup: the set-up resumes (issue
+"""jumbo.archive.opensearch.install / install_state: the set-up resumes (issue
 32, row 1). On a real OpenSearch, through a relay that logs every request: what is in place
-is read in one request, and a try cut short leaves progress the next one builds on, also when
-each try is a new `archive` process killed after its answer, as pScheduler's daemon does.
+is read in one request, and a try cut short leaves progress the next one builds on (the same
+across killed `archive` processes: tests/test_archive_opensearch_self_setup.py).
 """
 
-import json
-import os
-import signal
-import subprocess
-import sys
 import uuid
 
-import harness
-from fixtures import samples
 from jumbo.archive.errors import TransientError
 from jumbo.archive.opensearch import ready
 from jumbo.archive.opensearch.install import install, problems
 from jumbo.archive.stores import open_store
 from opensearch_fixture import drop_prefix
-from relay_proxy import RelayProxy, SlowRelay, json_answer
+from relay_proxy import RelayProxy, json_answer
 
 WRITES = ("PUT", "POST", "DELETE")
 # Fresh: 5 templates, 2 streams, 3 indices; the copy of earlier records: a scroll and its end.
@@ -114,56 +107,5 @@ def test_without_the_cluster_state_the_set_up_is_read_in_two_requests(opensearch
         assert all(whole.current(index) for names in whole.streams.values() for index in names)
     finally:
         store.close()
-        relay.close()
-        drop_prefix(direct, prefix)
-
-
-# One `archive` process as pScheduler's daemon runs it, with the record's deadline scaled
-# down from 90 s: it is killed once it has answered, as the daemon's pool replaces a process
-# after a `retry`; its install thread dies with it.
-ARCHIVE_WITH_DEADLINE = ("import sys\n"
-                         "from jumbo.archive import archiver\n"
-                         "archiver.RECORD_DEADLINE = float(sys.argv[1])\n"
-                         "from jumbo.protocol import archiver as method\n"
-                         "sys.exit(method.archive())\n")
-
-
-def _one_try(record, deadline, cache_dir):
-    proc = subprocess.Popen([sys.executable, "-c", ARCHIVE_WITH_DEADLINE, str(deadline)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env=harness.plugin_env({"JUMBO_CACHE_DIR": cache_dir}),
-                            cwd=os.path.dirname(harness.method_path("archiver", "jumbo",
-                                                                    "archive")))
-    try:
-        proc.stdin.write(("\x1e" + json.dumps(record) + "\n").encode())
-        proc.stdin.flush()
-        line = proc.stdout.readline().decode()
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    assert line.startswith("\x1e"), "no reply from the archive process"
-    return json.loads(line[1:])
-
-
-def test_a_slow_archive_gets_set_up_across_replaced_processes(opensearch_url, tmp_path):
-    # Scaled from the issue's 12 s per request and 90 s deadline: 0.25 s and 2 s, 8 requests
-    # per try. A fresh set-up takes 13 requests, the check and the writes 4 more: on the code
-    # before, each new process began the install again from its first request and the record
-    # was answered `retry` until the policy ran out.
-    prefix = "p%s_" % uuid.uuid4().hex[:8]
-    relay = SlowRelay(opensearch_url, delay=0.25)
-    record = dict(samples.pmtu_envelope(5, dest="ps-resume"),
-                  data={"_url": "%s/?prefix=%s" % (relay.url, prefix)})
-    direct = _store(opensearch_url, prefix)
-    replies = []
-    try:
-        while len(replies) < 10 and not (replies and replies[-1]["succeeded"]):
-            replies.append(_one_try(record, 2.0, str(tmp_path)))
-        assert replies[-1] == {"succeeded": True}, replies
-        assert all("retry" in reply for reply in replies[:-1]), replies
-        assert direct.count("pmtu") == 1
-        assert direct.count("trace", index=direct.name("jumbo_history")) == 1
-        sys.stderr.write("set up across %d archive processes\n" % len(replies))
-    finally:
         relay.close()
         drop_prefix(direct, prefix)

@@ -165,8 +165,8 @@ def test_rpm_library_files(rpms):
     commands = [f for f in files if f.startswith("/usr/bin/")]
     for cmd in commands:
         assert stat.S_IMODE(files[cmd]) == 0o755
-    assert sorted(commands) == ["/usr/bin/jumbo-alarms", "/usr/bin/jumbo-replay", "/usr/bin/jumbo-report",
-                                "/usr/bin/jumbocheck"]
+    assert sorted(commands) == ["/usr/bin/jumbo-alarms", "/usr/bin/jumbo-fireflies", "/usr/bin/jumbo-replay",
+                                "/usr/bin/jumbo-report", "/usr/bin/jumbocheck"]
     # test fixtures stay in the source tree (fixtures/), off the nodes
     assert not any(f.endswith(("samples.py", "synth.py")) for f in packaged), sorted(packaged)
 

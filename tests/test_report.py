@@ -4,7 +4,8 @@ Both stores are filled, through the archiver's own put APIs (jumbo.archive), wit
 of a synthetic mesh whose truth is known (fixtures.synth.Mesh.small): a 1500-configured
 site, a 1500 core link shared by two sites, a firewalled site whose inbound paths are black
 holes, a partial per-flow black hole, a regression and a flapping path. Every number the
-report prints is checked against that truth, in every format, for both stores.
+report prints is checked against that truth, in every format, for both stores (the HTML page:
+test_report_html_page.py; the frozen output: golden/test_report_golden.py).
 """
 
 import csv
@@ -21,57 +22,19 @@ from fixtures import synth
 from jumbo.report import build_report as build, model
 from jumbo.report.cli import main as cli_main
 from jumbo.report.render import to_csv, to_json, to_text
-from jumbo.report.html import to_html
 from opensearch_fixture import drop_prefix
+import store_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "python-jumbo")]))
 MESH = synth.Mesh.small()
 TARGET = 9000
-
-
-def _load(url, records):
-    from jumbo.archive.stores import open_store
-    store = open_store(url)
-    try:
-        for i in range(0, len(records), 1000):
-            outcomes = store.put_many(records[i:i + 1000])
-            assert not [o for o in outcomes if o], outcomes
-        if hasattr(store, "refresh"):
-            store.refresh()
-    finally:
-        store.close()
+sqlite_url, os_url, store_url = store_fixtures.both_stores(MESH.records, "rep")
 
 
 @pytest.fixture(scope="module")
 def records():
     return list(MESH.records())
-
-
-@pytest.fixture(scope="module")
-def sqlite_url(tmp_path_factory, records):
-    path = tmp_path_factory.mktemp("report") / "jumbo.db"
-    url = "sqlite:///" + str(path)
-    _load(url, records)
-    return url
-
-
-@pytest.fixture(scope="module")
-def os_url(request, records):
-    """A real OpenSearch (the archiver's session fixture), our own index prefix."""
-    base = request.getfixturevalue("opensearch_url")
-    prefix = "rep%s_" % uuid.uuid4().hex[:8]
-    url = "%s/?prefix=%s" % (base, prefix)
-    _load(url, records)
-    yield url
-    from jumbo.archive.stores import open_store
-    store = open_store(url)
-    drop_prefix(store, prefix)
-
-
-@pytest.fixture(params=["sqlite", "opensearch"])
-def store_url(request):
-    return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "os_url")
 
 
 def run_cli(*args):
@@ -210,7 +173,7 @@ def test_traffic_weighted_share(sqlite_url, tmp_path):
 def test_sites_file_instead_of_labels(tmp_path):
     mesh = synth.Mesh.small(label_sites=False)
     url = "sqlite:///" + str(tmp_path / "nolabels.db")
-    _load(url, list(mesh.records()))
+    store_fixtures.load(url, list(mesh.records()))
     unlabelled = build(url)
     assert [s["site"] for s in unlabelled["sites"]] == [model.NO_SITE]   # never guessed
     sites = tmp_path / "sites.txt"
@@ -260,130 +223,6 @@ def test_formats_agree(store_url, tmp_path):
     assert json.loads(to_json(lib))["blackholes"] == r["blackholes"]
     assert to_csv(lib).splitlines()[0] == "section,item,metric,value"
     assert to_text(lib).startswith("Jumbo-frame adoption report")
-
-
-# -- the HTML page -------------------------------------------------------------------------------
-
-class _Svg(object):
-    def __init__(self, text):
-        from html.parser import HTMLParser
-        found = self.found = []
-
-        class P(HTMLParser):
-            def handle_starttag(self, tag, attrs):
-                found.append((tag, dict(attrs)))
-        P().feed(text)
-
-    def tags(self, tag, **attrs):
-        return [a for t, a in self.found if t == tag and all(
-            v in (a.get(k) or "").split() if k == "class" else a.get(k) == v for k, v in attrs.items())]
-
-
-def test_html_is_self_contained_with_plots(sqlite_url):
-    r = build(sqlite_url)
-    page = to_html(r)
-    doc = _Svg(page)
-    assert not doc.tags("script") and not doc.tags("link")
-    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    assert "https://" not in page
-    for plot in ("trend-plot", "matrix-plot", "gains-plot"):
-        assert len(doc.tags("svg", id=plot)) == 1
-    assert len(doc.tags("rect", **{"class": "cell"})) == 36
-    assert len(doc.tags("circle", **{"class": "bh-marker"})) == sum(
-        1 for c in r["matrix"]["cells"] if c["blackholes"])
-    fills = set(a["fill"] for a in doc.tags("rect", **{"class": "cell"}))
-    from jumbo.report.html import GREEN, RED
-    assert {GREEN, RED} <= fills
-    targets = doc.tags("line", **{"class": "target-line"})
-    assert sorted(t["data-target"] for t in targets) == ["DC26", "DC28"]
-    assert [p["data-series"] for p in doc.tags("polyline", **{"class": "trend-line"})] == [
-        "capable", "configured"]
-    assert doc.tags("rect", **{"class": "bar-measured"}) and doc.tags("rect", **{"class": "bar-expected"})
-
-
-def _png_pixels(path):
-    """Decode an 8-bit RGB/RGBA non-interlaced PNG (what Chromium writes) with zlib only."""
-    import struct
-    import zlib
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat = 8, b""
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            width, height, depth, ctype, _c, _f, interlace = struct.unpack(">IIBBBBB", chunk)
-        elif kind == b"IDAT":
-            idat += chunk
-        pos += 12 + length
-    assert depth == 8 and ctype in (2, 6) and interlace == 0
-    bpp = 3 if ctype == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    rows, prev, i = [], bytearray(stride), 0
-    for _ in range(height):
-        ftype = raw[i]
-        line = bytearray(raw[i + 1:i + 1 + stride])
-        i += 1 + stride
-        for x in range(stride):
-            a = line[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if ftype == 1:
-                line[x] = (line[x] + a) & 255
-            elif ftype == 2:
-                line[x] = (line[x] + b) & 255
-            elif ftype == 3:
-                line[x] = (line[x] + ((a + b) >> 1)) & 255
-            elif ftype == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                line[x] = (line[x] + pred) & 255
-        rows.append(bytes(line))
-        prev = line
-    return width, height, bpp, rows
-
-
-def _chromium():
-    for name in ("chromium", "chromium-browser"):
-        for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin"]:
-            if os.access(os.path.join(d, name), os.X_OK):
-                return os.path.join(d, name)
-    return None
-
-
-@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (scripts/setup.sh installs it)")
-def test_html_renders_in_headless_chromium(sqlite_url, tmp_path):
-    page = tmp_path / "report.html"
-    assert cli_main(["--store", sqlite_url, "--format", "html", "--out", str(page)]) == 0
-    shot = tmp_path / "shot.png"
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    proc = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--user-data-dir=%s" % profile, "--screenshot=%s" % shot, "--window-size=1400,2000",
-         "file://%s" % page],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=90)
-    assert shot.exists(), proc.stderr[-2000:]
-    width, height, bpp, rows = _png_pixels(str(shot))
-    assert (width, height) == (1400, 2000)
-    colours = {}
-    for row in rows[::4]:
-        for x in range(0, width * bpp, bpp * 4):
-            px = tuple(row[x:x + 3])
-            colours[px] = colours.get(px, 0) + 1
-    total = float(sum(colours.values()))
-    white = colours.get((255, 255, 255), 0) / total
-    assert white < 0.97, "screenshot is (nearly) blank"
-    assert len(colours) > 20
-
-    def near(rgb, tol=12):
-        return sum(n for px, n in colours.items() if all(abs(p - q) <= tol for p, q in zip(px, rgb)))
-    # The matrix is drawn: red (<= 1500) and green (target) cells are on the screen.
-    assert near((0xd7, 0x30, 0x27)) > 50
-    assert near((0x1a, 0x98, 0x50)) > 50
 
 
 # -- bad input -----------------------------------------------------------------------------------
@@ -477,7 +316,7 @@ def test_report_on_archived_pscheduler_results(kind, tmp_path, request):
     else:
         base = request.getfixturevalue("opensearch_url")
         url = "%s/?prefix=env%s_" % (base, uuid.uuid4().hex[:8])
-    _load(url, _envelopes())
+    store_fixtures.load(url, _envelopes())
     try:
         r = build(url)
         assert r["paths"] == 4 and r["capable_paths"] == 2 and r["capable"] == 0.5
@@ -505,7 +344,7 @@ def test_opensearch_without_latest_index(opensearch_url):
     mesh = synth.Mesh.small(days=3)
     prefix = "nolatest%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
-    _load(url, list(mesh.records()))
+    store_fixtures.load(url, list(mesh.records()))
     store = open_store(url)
     try:
         assert store.request("DELETE", "/%sjumbo_latest" % prefix)[0] == 200
@@ -524,7 +363,7 @@ def test_opensearch_without_latency_data(opensearch_url):
     from jumbo.archive.stores import open_store
     prefix = "nolat%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
-    _load(url, [e for e in _envelopes() if e["result"]["test"]["type"] == "pmtu"])
+    store_fixtures.load(url, [e for e in _envelopes() if e["result"]["test"]["type"] == "pmtu"])
     store = open_store(url)
     try:
         r = build(url)
@@ -551,8 +390,8 @@ def test_opensearch_latest_keeps_sub_second_start_times(opensearch_url, tmp_path
     prefix = "frac%s_" % uuid.uuid4().hex[:6]
     url = "%s/?prefix=%s" % (opensearch_url, prefix)
     sqlite_url = "sqlite:///" + str(tmp_path / "frac.db")
-    _load(url, records)
-    _load(sqlite_url, records)
+    store_fixtures.load(url, records)
+    store_fixtures.load(sqlite_url, records)
     try:
         starts = []
         for store_url in (sqlite_url, url):
@@ -568,156 +407,3 @@ def test_opensearch_latest_keeps_sub_second_start_times(opensearch_url, tmp_path
         assert starts[1] == starts[0]
     finally:
         drop_prefix(open_store(url), prefix)
-
-
-# -- the report's output is frozen: the same answers whatever the queries do inside the store ----
-
-GOLDEN = os.path.join(ROOT, "tests", "data", "report_golden.json")
-GOLDEN_OPTIONS = (
-    {}, {"since": "2026-11-03T00:00:00Z", "until": "2026-11-10T00:00:00Z"},
-    {"until": "2026-11-06T00:00:00Z"}, {"since": "2026-11-08T00:00:00Z"}, {"interval": "week"},
-    {"target": 1500}, {"limit": 3, "flap": 2},
-)
-
-
-def golden_reports(url):
-    """The reports on the small mesh for each GOLDEN_OPTIONS, as JSON would carry them,
-    without the two fields that legitimately differ (generation time, store kind)."""
-    out = []
-    for opts in GOLDEN_OPTIONS:
-        r = json.loads(to_json(build(url, **opts)))
-        r.pop("generated")
-        r.pop("store")
-        out.append({"options": opts, "report": r})
-    return out
-
-
-@pytest.mark.parametrize("kind", ["sqlite", "opensearch"])
-def test_report_equals_the_golden_output(kind, request):
-    """tests/data/report_golden.json was written by the report as it was before its queries
-    moved into the stores' aggregations (commit 3b5290f, `python tests/test_report.py
-    --write-golden`); the report must still say exactly that, for both stores."""
-    url = request.getfixturevalue("sqlite_url" if kind == "sqlite" else "os_url")
-    with open(GOLDEN) as handle:
-        golden = json.load(handle)
-    got = golden_reports(url)
-    assert [g["options"] for g in got] == [g["options"] for g in golden]
-    for new, old in zip(got, golden):
-        for key in old["report"]:
-            assert new["report"].get(key) == old["report"][key], (kind, new["options"], key)
-        assert sorted(new["report"]) == sorted(old["report"])
-
-
-
-def test_opensearch_golden_output_over_many_scroll_pages(os_url, monkeypatch):
-    """The small mesh fits in one scroll page; with pages of 7 hits every scroll of the latest
-    index (the two disjoint latest scans, gains, latency) runs over many pages, each read
-    ahead while the last one is handled: the report must not change."""
-    from jumbo.archive.opensearch import search as reader  # SCROLL_PAGE lives in search
-    monkeypatch.setattr(reader, "SCROLL_PAGE", 7)
-    with open(GOLDEN) as handle:
-        golden = json.load(handle)
-    assert golden_reports(os_url) == golden
-
-
-def test_opensearch_latest_documents_without_packed_fields(opensearch_url, records, monkeypatch):
-    """A store set up before template version 4: latest documents without `row_v1` or
-    `locate_v1` (here some of each, as after an upgrade while the mesh archives) are read from
-    their _source, over many scroll pages; the report is the golden one."""
-    from jumbo.archive.stores import open_store
-    from jumbo.archive.opensearch import search as reader  # SCROLL_PAGE lives in search
-    from jumbo.archive.record import epoch_ms
-    prefix = "nopack%s_" % uuid.uuid4().hex[:6]
-    url = "%s/?prefix=%s" % (opensearch_url, prefix)
-    _load(url, records)
-    store = open_store(url)
-    try:
-        index = prefix + "jumbo_latest"
-        status, parsed = store.request("POST", "/%s/_search" % index,
-                                       {"size": 10000, "sort": [{"path": "asc"}]})
-        assert status == 200
-        hits = parsed["hits"]["hits"]
-        lines = []
-        for i, hit in enumerate(hits):
-            drop = [field for field, gone in (("row_v1", i % 2 == 0), ("locate_v1", i % 3 == 1))
-                    if gone]
-            if not drop:
-                continue
-            body = dict(hit["_source"])
-            for field in drop:
-                del body[field]
-            lines.append(json.dumps({"index": {"_index": index, "_id": hit["_id"],
-                                               "version": epoch_ms(body["start"]),
-                                               "version_type": "external_gte"}}))
-            lines.append(json.dumps(body))
-        status, parsed = store.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
-                                       ndjson=True)
-        assert status == 200 and not parsed["errors"]
-        for field, kept in (("row_v1", len(hits) // 2), ("locate_v1", len(hits) - len(hits[1::3]))):
-            status, parsed = store.request("POST", "/%s/_count" % index, {
-                "query": {"exists": {"field": field}}})
-            assert parsed["count"] == kept, field
-        monkeypatch.setattr(reader, "SCROLL_PAGE", 7)
-        with open(GOLDEN) as handle:
-            golden = json.load(handle)
-        assert golden_reports(url) == golden
-    finally:
-        drop_prefix(store, prefix)
-
-
-def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
-    """A version-1 store (no summary tables, no latest_rows) is reported from its history and
-    the latest/results join; opened once by a version-4 writer it gets the summaries, filled
-    from that history, counted exactly like the ones the trigger keeps, latest_rows, the
-    same rows the triggers keep, and the evidence of partial black holes, the same as the
-    triggers keep; both give the golden report."""
-    import sqlite3
-    from jumbo.archive.queries import open_queries
-    from jumbo.archive.stores import open_store
-    path = str(tmp_path / "old.db")
-    url = "sqlite:///" + path
-    _load(url, records)
-    conn = sqlite3.connect(path)
-    kept = {t: sorted(conn.execute("SELECT * FROM %s" % t), key=repr)
-            for t in ("pmtu_days", "pmtu_path_states", "latest_rows", "pmtu_evidence",
-                      "pmtu_evidence_clean")}
-    # the mesh's partial black hole, seen every day
-    assert [r[:2] for r in kept["pmtu_evidence"]] == [("%s|%s|4|pmtu" % MESH.special["partial"],
-                                                         MESH.days)]
-    assert sum(r[-3] for r in kept["pmtu_days"]) == sum(1 for r in records if r["test_type"] == "pmtu")
-    assert len(kept["latest_rows"]) == conn.execute("SELECT COUNT(*) FROM latest").fetchone()[0]
-    assert len(kept["latest_rows"]) >= MESH.expected()["paths"]
-    conn.executescript("DROP TRIGGER results_pmtu_summary; DROP TABLE pmtu_days; "
-                       "DROP TABLE pmtu_path_states; DROP TRIGGER latest_rows_insert; "
-                       "DROP TRIGGER latest_rows_update; DROP TABLE latest_rows; "
-                       "DROP TRIGGER results_pmtu_evidence; DROP TRIGGER results_pmtu_clean; "
-                       "DROP TABLE pmtu_evidence; DROP TABLE pmtu_evidence_clean; "
-                       "PRAGMA user_version = 1;")
-    conn.close()
-    with open(GOLDEN) as handle:
-        golden = [g["report"] for g in json.load(handle)]
-    queries = open_queries(url)
-    assert not queries.has_summary and not queries.has_latest_rows
-    queries.close()
-    assert [g["report"] for g in golden_reports(url)] == golden
-    open_store(url).close()          # the upgrade
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
-    assert {t: sorted(conn.execute("SELECT * FROM %s" % t), key=repr) for t in kept} == kept
-    conn.close()
-    queries = open_queries(url)
-    assert queries.has_summary and queries.has_latest_rows
-    queries.close()
-    assert [g["report"] for g in golden_reports(url)] == golden
-
-
-if __name__ == "__main__" and sys.argv[1:] == ["--write-golden"]:
-    import tempfile
-    with tempfile.TemporaryDirectory() as tmp:
-        url = "sqlite:///" + os.path.join(tmp, "golden.db")
-        _load(url, list(MESH.records()))
-        os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
-        with open(GOLDEN, "w") as handle:
-            json.dump(golden_reports(url), handle, indent=1, sort_keys=True)
-            handle.write("\n")
-    print("wrote", GOLDEN)

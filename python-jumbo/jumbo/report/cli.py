@@ -21,6 +21,7 @@ from .. import __version__
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
 from . import model
 from .errors import ReportError, exit_status
+from .firefly_used import FireflyUsed
 from .html import to_html
 from .inputs import parse_date, read_sites, read_volumes
 from .prometheus import DEADLINE, Prometheus
@@ -87,6 +88,17 @@ def parser():
     return p
 
 
+def report_parser():
+    """jumbo-report's own parser: the shared one (jumbo-alarms builds on it) and what only the
+    report does with its result."""
+    p = parser()
+    # Measured `used` from the fireflies jumbo-fireflies stored in the same store.
+    p.add_argument("--fireflies", action="store_true",
+                   help="used from the fireflies jumbo-fireflies stored in --store (bytes at "
+                   "jumbo-sized MSS; those with no MSS stated)")
+    return p
+
+
 def telemetry_hook(args):
     """The report hook reading Prometheus, or None without --prometheus."""
     extra = (args.prometheus_ca_file, args.prometheus_token_file, args.prometheus_auth_file,
@@ -102,6 +114,11 @@ def telemetry_hook(args):
                       verify_ssl=args.prometheus_verify,
                       deadline=DEADLINE if args.prometheus_deadline is None else args.prometheus_deadline)
     return Telemetry(prom, devices=check_devices(args.prometheus_devices))
+
+
+def firefly_hook(args):
+    """The report hook reading the fireflies in the store, or None without --fireflies."""
+    return FireflyUsed(args.store, store_options(args)) if args.fireflies else None
 
 
 def store_options(args):
@@ -153,7 +170,7 @@ def render(report, fmt):
 
 def run(argv=None):
     """Parse, build, render; returns (exit status, text). Raises ReportError on bad input."""
-    args = parser().parse_args(argv)
+    args = report_parser().parse_args(argv)
     if not MIN_MTU_V6 <= args.target_mtu <= MAX_IP_PACKET:
         raise ReportError("--target-mtu must be between %d and %d" % (MIN_MTU_V6, MAX_IP_PACKET))
     since = parse_date(args.since)
@@ -164,7 +181,7 @@ def run(argv=None):
     sites = read_sites(args.sites) if args.sites else None
     opts = model.Options(target=args.target_mtu, since=since, until=until, interval=args.interval,
                          volumes=volumes, sites=sites, link_speed=args.link_speed, flap=args.flap,
-                         limit=args.limit, extra=[h for h in (telemetry_hook(args),) if h])
+                         limit=args.limit, extra=[h for h in (telemetry_hook(args), firefly_hook(args)) if h])
     queries = open_queries(args.store, **store_options(args))
     try:
         report = model.build(queries, opts)

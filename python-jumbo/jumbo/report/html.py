@@ -4,7 +4,7 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 
 
 from ..core.mtu import STANDARD_MTU, is_jumbo
-from . import telemetry_view
+from . import firefly_view, telemetry_view
 from .formatting import evidence, pct
 from .safe_output import html_text as escape  # bidi controls neutralised too
 
@@ -201,6 +201,10 @@ def _telemetry(r):
     return telemetry_view.html_section(r, _table)
 
 
+def _fireflies(r):
+    return firefly_view.html_section(r, _table) if r.get("fireflies") else ""
+
+
 def _seen(b):
     """A black hole's evidence across runs (jumbo.archive.evidence), in a few words."""
     numbers = evidence(b)
@@ -219,6 +223,7 @@ def to_html(r):
               "%d of %d directed paths, no black hole" % (r["capable_paths"], r["paths"])),
         _card("used: traffic-weighted", pct(r["used"]),
               telemetry_view.used_card_note(r) if r.get("telemetry") else
+              firefly_view.used_card_note(r) if r.get("used_source") == "fireflies" else
               "from the volume matrix" if r["used"] is not None else "no volume matrix given"),
         _card("black holes", str(len(r["blackholes"])), "paths where big packets vanish"),
         _card("undecided", str(r.get("unknown_paths", 0)),
@@ -271,6 +276,7 @@ def to_html(r):
         '<div class="cards">%s</div>' % "".join(cards),
         "<ul>%s</ul>" % "".join(status),
         _telemetry(r),
+        _fireflies(r),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
         _table(["source", "dest", "source site", "dest site", "size vanishing", "hop", "hop IP",
                 "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",

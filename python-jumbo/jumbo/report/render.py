@@ -8,7 +8,7 @@ import io
 import json
 
 from ..core.mtu import STANDARD_MTU
-from . import telemetry_view
+from . import firefly_view, telemetry_view
 from .formatting import evidence, metric_rows, pct, share
 from .safe_output import csv_cell, text_line
 
@@ -45,6 +45,8 @@ def to_text(r):
     out += _changes(r)
     if r.get("telemetry"):
         out = telemetry_view.amend_text(r, out)
+    if r.get("fireflies"):
+        out = firefly_view.amend_text(r, out)
     return "\n".join(text_line(line) for line in out) + "\n"
 
 
@@ -245,6 +247,9 @@ def rows(r):
         yield ("flapping", "%s->%s" % (f["source"], f["dest"]), "changes", f["changes"])
     if r.get("telemetry"):
         for row in telemetry_view.rows(r):
+            yield row
+    if r.get("fireflies"):
+        for row in firefly_view.rows(r):
             yield row
 
 

@@ -95,6 +95,18 @@ def _epoch(text):
     return unix_time(text)
 
 
+def window_epochs(report, now=None):
+    """(start, end) in Unix time of the report's window; its end no later than now, and at
+    least an hour long (a window of one instant holds no traffic)."""
+    w = report["window"]
+    now = now or time.time()
+    end = min(_epoch(w["until"]), now) if w.get("until") else now
+    start = _epoch(w["since"] or w["first"])
+    if end - start < 1:
+        start = end - 3600
+    return start, end
+
+
 class SiteMap(object):
     """Address or host name -> site: the --sites file (names, addresses, CIDR prefixes) first,
     then the store's measuring hosts."""
@@ -166,12 +178,7 @@ class Telemetry(object):
         self.now = now
 
     def __call__(self, report, paths, host_mtu, opts):
-        w = report["window"]
-        end = _epoch(w["until"]) if w.get("until") else (self.now or time.time())
-        end = min(end, self.now or time.time())
-        start = _epoch(w["since"] or w["first"])
-        if end - start < 1:
-            start = end - 3600
+        start, end = window_epochs(report, self.now)
         sites = SiteMap(opts.sites, paths)
         t = collections.OrderedDict([("prometheus", self.prom.url),
                                      ("from", _iso(start)), ("to", _iso(end))])

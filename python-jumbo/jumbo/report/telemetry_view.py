@@ -3,20 +3,8 @@
 render.py and html.py call these only when the report has a telemetry section, so a report
 without Prometheus renders exactly as before."""
 
-import math
-
-from .formatting import metric_rows, pct
+from .formatting import decimal_bytes as _gb, metric_rows, pct
 from .safe_output import html_text as escape  # bidi controls neutralised too
-
-
-def _gb(value):
-    """Bytes in decimal units: 0 B, 12.3 GB, 84.0 TB (n/a for what is no number)."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= size:
-            return "%.1f %s" % (value / size, unit)
-    return "%d B" % value
 
 
 def amend_text(r, lines):
