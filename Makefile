@@ -13,7 +13,8 @@ demo: setup
 
 # The mesh as WLCG runs it: real upstream pScheduler nodes at five lab sites, perfSONAR's pSConfig
 # agent on each reading the shipped template, results in a real OpenSearch, report, alarms and
-# the ground-truth check (lab/real_mesh.py, demo/mesh_real.py; root; about 10-15 minutes).
+# the ground-truth check of three rounds back to back (lab/real_mesh.py, demo/mesh_real.py; root;
+# set-up, then three rounds of the hourly schedule shortened to every 5 minutes).
 demo-mesh: setup
 	$(PYTHON) -m demo.mesh_real $(DEMO_MESH_ARGS)
 

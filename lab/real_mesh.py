@@ -7,10 +7,11 @@ Nothing here creates a task: the agents read the template (served over HTTP insi
 and create the pmtu and jumbo-throughput tasks. Ground truth comes from the same Topology the
 lab is built from (lab.topology), checked with the demo's own self-check (demo/checks.py).
 
-Names: every namespace starts with `jm-` (Lab prefix "jm"); the work directory is $RPS
-$MESH_RPS (default /srv/jmesh); OpenSearch listens on RPS_OPENSEARCH_PORT (default 9261, as
-the two-node lab's) at the archive host's lab address, with a data directory of its own
-(var/opensearch/node-mesh-PORT, emptied at start). The root namespace's network is never touched.
+Names: every namespace starts with `jm-` (Lab prefix "jm"); the work directory is $MESH_RPS,
+else $RPS (default /srv/jumbo-rps: the two-node lab's, whose built node tree it shares);
+OpenSearch listens on RPS_OPENSEARCH_PORT (default 9261, as the two-node lab's) at the archive
+host's lab address, with a data directory of its own (var/opensearch/node-mesh-PORT, emptied
+at start). The root namespace's network is never touched.
 """
 
 import concurrent.futures
@@ -44,6 +45,9 @@ TEMPLATE_NAMES = {
 # 8950 bottleneck, asymmetric return path. The smaller instance of `make test` keeps four.
 DEMO_SITES = ("cern", "desy", "nikhef", "ral", "bnl")
 TEST_SITES = ("cern", "desy", "ral", "bnl")
+# `make test`'s instance (CI): a jumbo site, the 1500 site and the ECMP member black hole, both
+# families; 12 directed pair/family results.
+CI_SITES = ("cern", "desy", "ral")
 
 
 def topology(sites=DEMO_SITES):
@@ -170,8 +174,9 @@ class Mesh(object):
                  say=None):
         self.sites = tuple(sites)
         self.topology = topology(self.sites)
-        # Not $RPS: the two-node lab of tests/integration may be up in the same session.
-        self.rps = rps or os.environ.get("MESH_RPS", "/srv/jmesh")
+        # The two-node lab's $RPS by default: its node tree (nodes.sh build, stamped) is built
+        # once and cloned for every node of both; node names (sites vs a, b) never collide.
+        self.rps = rps or os.environ.get("MESH_RPS") or os.environ.get("RPS", "/srv/jumbo-rps")
         self.port = int(port or os.environ.get("RPS_OPENSEARCH_PORT", "9261"))
         self.repeat, self.slip = repeat, slip
         self.say = say or (lambda text: print(text, flush=True))
@@ -192,8 +197,11 @@ class Mesh(object):
         spec = " ".join("%s,%s-%s,%s,%s" % (s, PREFIX, s, self.topology.address(s, 4),
                                             self.topology.address(s, 6)) for s in self.sites)
         src = os.environ.get("PSCHEDULER_SRC", SHARED)
+        # Two API workers per node, not the two-node lab's four: the mesh's nodes share the
+        # cores, and an idle worker still costs memory and wake-ups.
         return dict(os.environ, RPS=self.rps, RPS_NODES=spec, PSCHEDULER_SRC=src,
-                    RPS_API_WAIT=os.environ.get("RPS_API_WAIT", "600"))
+                    RPS_API_WAIT=os.environ.get("RPS_API_WAIT", "600"),
+                    RPS_API_WORKERS=os.environ.get("RPS_API_WORKERS", "2"))
 
     def nodes_sh(self, *args, **kwargs):
         return subprocess.run(["bash", NODES_SH] + list(args), env=self.env(),

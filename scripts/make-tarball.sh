@@ -40,7 +40,7 @@ if [[ $maintainer == *$'\n'* ]] || ! [[ $maintainer =~ $maintainer_re ]]; then
 fi
 
 paths=(python-jumbo pscheduler-test-pmtu pscheduler-test-jumbo-throughput pscheduler-tool-jumbocheck
-       pscheduler-archiver-jumbo psconfig dashboards docs/man scripts/pkg-install.sh rpm debian
+       pscheduler-archiver-jumbo psconfig dashboards docs/man systemd scripts/pkg-install.sh rpm debian
        README.md LICENSE)
 present=()
 for p in "${paths[@]}"; do [[ -e $p ]] && present+=("$p"); done

@@ -5,6 +5,9 @@
 #   pkg-install.sh plugin  SRC_DIR DEST_DIR     a pScheduler plugin directory (every file in it)
 #   pkg-install.sh library SRC_PKG SITELIB BINDIR PYTHON
 #                                               the `jumbo` package + its console commands
+#   pkg-install.sh systemd SRC_DIR UNITDIR CONFDIR
+#                                               the scheduled report's units (0644) and its
+#                                               settings file (0600: it may hold a login)
 #
 # Plugin files are globbed, not listed: whatever the plugin directory holds is installed, method
 # executables (user-executable in the tree) with mode 0755, everything else 0644. Byte-code,
@@ -73,8 +76,17 @@ PY
       chmod 0755 "$bindir/$cmd"
     done
     ;;
+  systemd)
+    [ $# -eq 4 ] || { echo "usage: $0 systemd SRC_DIR UNITDIR CONFDIR" >&2; exit 2; }
+    src=$2 unitdir=$3 confdir=$4
+    install -d -m 0755 "$unitdir" "$confdir"
+    for unit in "$src"/*.service "$src"/*.timer; do
+      install -m 0644 "$unit" "$unitdir/"
+    done
+    install -m 0600 "$src/report.conf" "$confdir/report.conf"
+    ;;
   *)
-    echo "usage: $0 plugin|library ..." >&2
+    echo "usage: $0 plugin|library|systemd ..." >&2
     exit 2
     ;;
 esac

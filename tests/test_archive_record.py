@@ -9,7 +9,9 @@ from fixtures import samples
 from jumbo.archive import record as records
 from jumbo.archive.stores import open_store
 from jumbo.core import resolve, validate
-from jumbo.testtype import pair
+from jumbo.core.spec import RunSpec
+from jumbo.probe import PathResult
+from jumbo.tool import pair_result
 from jumbo.tool import result as results
 
 # The shape pScheduler 5.2.5 archives for that task (lab/real_pscheduler: lead rps-a
@@ -22,6 +24,11 @@ FORWARD = {"schema": 1, "succeeded": True, "path-mtu": 8950, "local-mtu": 9000,
            "elapsed": 1.5, "ptb": []}
 
 
+def _assemble(spec, forward):
+    """The tool's pmtu result (JSON) for a spec and a forward answer (JSON)."""
+    return results.assemble(RunSpec(spec), PathResult.from_json(forward)).as_json()
+
+
 def _real_shape(result, spec=None):
     spec = spec or {"schema": 1, "dest": "fd00:201::2"}
     env = samples.envelope("pmtu", result, spec, lead="198.18.200.1")
@@ -31,11 +38,11 @@ def _real_shape(result, spec=None):
 
 
 def test_the_tool_result_names_the_source_address_and_validates():
-    result = results.assemble({"dest": "fd00:201::2"}, copy.deepcopy(FORWARD))
+    result = _assemble({"dest": "fd00:201::2"}, copy.deepcopy(FORWARD))
     assert result["source-ip"] == "fd00:200::1"
     assert validate.check_result(result) == (True, None)
-    throughput = pair.assemble(copy.deepcopy(FORWARD), None, None, "no peer")
-    assert throughput["source-ip"] == "fd00:200::1"
+    throughput = pair_result.assemble(PathResult.from_json(FORWARD), None, None, "no peer")
+    assert throughput.source_ip == "fd00:200::1"
 
 
 def test_the_kernel_says_which_address_it_sends_from():
@@ -45,7 +52,7 @@ def test_the_kernel_says_which_address_it_sends_from():
 
 
 def test_an_ipv6_run_without_source_is_archived_in_its_own_family():
-    result = results.assemble({"dest": "fd00:201::2"}, copy.deepcopy(FORWARD))
+    result = _assemble({"dest": "fd00:201::2"}, copy.deepcopy(FORWARD))
     rec = records.normalize(_real_shape(result))[0]
     assert (rec["source"], rec["source_ip"], rec["dest"], rec["dest_ip"], rec["ip_version"]) == (
         "fd00:200::1", "fd00:200::1", "fd00:201::2", "fd00:201::2", 6)
@@ -53,7 +60,7 @@ def test_an_ipv6_run_without_source_is_archived_in_its_own_family():
     # The IPv4 run of the same task keeps the lead's name (its own family).
     v4 = dict(copy.deepcopy(FORWARD), **{"ip-version": 4, "dest-ip": "198.18.201.2",
                                           "source-ip": "198.18.200.1"})
-    rec4 = records.normalize(_real_shape(results.assemble({}, v4),
+    rec4 = records.normalize(_real_shape(_assemble({}, v4),
                                          {"schema": 1, "dest": "198.18.201.2"}))[0]
     assert (rec4["source"], rec4["source_ip"]) == ("198.18.200.1", "198.18.200.1")
     # A source the task named stays, whatever the result says.
@@ -65,7 +72,7 @@ def test_an_ipv6_run_without_source_is_archived_in_its_own_family():
 def test_the_report_rows_never_mix_families(tmp_path):
     url = "sqlite:///%s" % (tmp_path / "r1.db")
     store = open_store(url)
-    v6 = results.assemble({"dest": "fd00:201::2"}, copy.deepcopy(FORWARD))
+    v6 = _assemble({"dest": "fd00:201::2"}, copy.deepcopy(FORWARD))
     assert store.put_many([_real_shape(v6)]) == [None]
     rows = store.latest()
     store.close()

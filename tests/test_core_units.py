@@ -36,8 +36,8 @@ def test_every_reader_agrees_on_a_duration(text):
     expected = units.duration_seconds(text)
     assert record.duration_seconds(text) == expected
     assert archive_data.duration_seconds_or_none(text) == expected
-    phase = tp._settings({"throughput": {"duration": text, "omit": text}})
-    assert phase["seconds"] == phase["omit-seconds"] == expected
+    phase = tp.settings({"throughput": {"duration": text, "omit": text}})
+    assert phase.seconds == phase.omit_seconds == expected
     # Whatever the archiver's data schema lets through, it also converts.
     assert re.match(archiver.DURATION_PATTERN, text)
     assert re.match(units.DURATION_PATTERN, text)

@@ -163,12 +163,12 @@ def test_duration_is_whole_seconds_and_grows_with_each_phase():
 def test_pair_duration_is_its_legs_plus_a_small_fixed_overhead():
     """The exclusive slot of jumbo-throughput: -O + -t of every leg, plus a per-leg and a
     per-run overhead that do not grow with the legs' length."""
-    from jumbo.tool import runner, throughput
+    from jumbo.tool import slot, throughput
     short = _seconds(call("duration", as_pair(dict(PAIR, duration="PT2S", omit="PT0S"))))
     long = _seconds(call("duration", as_pair(dict(PAIR, duration="PT20S", omit="PT0S"))))
     assert long - short == 4 * 18  # four ABBA legs, 18 s longer each
     fixed = short - 4 * 2
-    assert fixed <= 4 * throughput.LEG_OVERHEAD + runner.PATH_MTU_BUDGET + 12, fixed
+    assert fixed <= 4 * throughput.LEG_OVERHEAD + slot.PATH_MTU_BUDGET + 12, fixed
     both = _seconds(call("duration", as_pair(dict(PAIR, direction="both"))))
     assert both > _seconds(call("duration", as_pair(PAIR)))
     # A pmtu spec that still carries the phase is refused, naming the new test.
@@ -323,11 +323,12 @@ def test_the_dest_listens_only_in_the_family_the_source_probes():
     """A mesh runs the v4 and the v6 task side by side (pmtu is background): a v4 run that
     holds its reflector port must not make the v6 run's reflector fail on the same port (it
     did, 1 time in 100 port draws: reverse `unknown` through the real pScheduler)."""
-    from jumbo.tool import runner
-    assert runner._reflector_versions({"dest": "198.18.0.2"}) == (4,)
-    assert runner._reflector_versions({"dest": "fd00::2"}) == (6,)
-    assert runner._reflector_versions({"dest": "localhost", "ip-version": 6}) == (6,)
-    assert runner._reflector_versions({"dest": "no-such-host.invalid"}) == (4, 6)
+    from jumbo.core.spec import RunSpec
+    from jumbo.tool import dest
+    assert dest.reflector_versions(RunSpec({"dest": "198.18.0.2"})) == (4,)
+    assert dest.reflector_versions(RunSpec({"dest": "fd00::2"})) == (6,)
+    assert dest.reflector_versions(RunSpec({"dest": "localhost", "ip-version": 6})) == (6,)
+    assert dest.reflector_versions(RunSpec({"dest": "no-such-host.invalid"})) == (4, 6)
     output, port = _dest_run_on_a_held_port(dict(REVERSE, dest="fd00::2"), slot="PT3S")
     assert output["succeeded"] is True, output
     assert output["result"]["reflector"]["busy-ports"] == [], output
@@ -342,8 +343,9 @@ def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
     resolver's answer is a stand-in (named mock): a dual-stack name cannot be made here
     without editing the machine's /etc/hosts."""
     import socket
+    from jumbo.core.spec import RunSpec
     from jumbo.probe.engine import Engine
-    from jumbo.tool import runner
+    from jumbo.tool import dest
     real = socket.getaddrinfo
 
     def dual_stack(host, *args, **kwargs):
@@ -357,5 +359,5 @@ def test_the_probes_take_the_family_the_dest_listens_in(monkeypatch):
     from jumbo.core.spec import run_spec
     engine = Engine(run_spec({"dest": "dual.example"}))
     engine.resolve_hosts()
-    assert (engine.version,) == runner._reflector_versions({"dest": "dual.example"}) == (4,)
+    assert (engine.version,) == dest.reflector_versions(RunSpec({"dest": "dual.example"})) == (4,)
     assert engine.dest_ip == "198.18.0.2"

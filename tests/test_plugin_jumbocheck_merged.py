@@ -20,10 +20,15 @@ def _source_output(**fields):
     forward = {"path-mtu": 8950, "local-mtu": 9000, "pmtud": "blackhole", "method": "udp",
                "ip-version": 4, "dest-ip": "198.18.0.2", "probes": 12}
     forward.update(fields)
-    merged = result.assemble(dict(REVERSE, **{"target-mtu": 9000}), forward, None,
-                             {"reverse-path-mtu": 1500, "reverse-pmtud": "not-needed",
-                              "reverse-local-mtu": 1500, "probes": 20})
-    return {"succeeded": True, "result": merged, "error": None, "diags": ""}
+    from jumbo.core.result import Reverse
+    from jumbo.core.spec import RunSpec
+    from jumbo.probe import PathResult
+    reverse = Reverse()
+    reverse.path_mtu, reverse.pmtud, reverse.local_mtu, reverse.probes = \
+        1500, "not-needed", 1500, 20
+    merged = result.assemble(RunSpec(dict(REVERSE, **{"target-mtu": 9000})),
+                             PathResult.from_json(forward), None, reverse)
+    return {"succeeded": True, "result": merged.as_json(), "error": None, "diags": ""}
 
 
 def _merged_results(stdin):
@@ -87,13 +92,16 @@ def _pair_merge(results):
 
 
 def test_pair_merged_results_with_a_missing_or_failed_peer():
-    from jumbo.testtype import pair
+    from jumbo.core.result import Throughput
+    from jumbo.probe import PathResult
+    from jumbo.tool import pair_result as pair
     from jumbo.tool import throughput
     legs, info = throughput.plan({"throughput": {}}, 9000)
-    runs = [dict(throughput._blank_run(leg), error="iperf3: connection refused") for leg in legs]
-    failed = throughput.summarize(runs, info)
+    runs = [dict(throughput.blank_run(leg), error="iperf3: connection refused") for leg in legs]
+    failed = Throughput.from_json(throughput.summarize(runs, info))
+    forward = PathResult.from_json({"path-mtu": 9000, "pmtud": "not-needed"})
     lead = {"succeeded": False, "error": None, "diags": "",
-            "result": pair.assemble({"path-mtu": 9000, "pmtud": "not-needed"}, None, failed)}
+            "result": pair.assemble(forward, None, failed).as_json()}
     merged = _pair_merge([lead, None])
     assert merged["succeeded"] is False and merged["verdict"] == "failed"
     assert "connection refused" in merged["error"] and "missing" in merged["diags"]
@@ -105,17 +113,18 @@ def test_pair_merged_results_with_a_missing_or_failed_peer():
     assert "dest participant: iperf3 server: port busy" in merged["diags"]
     # Without the legs at all (the peer never answered): a failed result that says why.
     lone = {"succeeded": False, "error": None, "diags": "",
-            "result": pair.assemble(None, "no route to host", None, peer_error="no peer data")}
+            "result": pair.assemble(None, "no route to host", None,
+                                    peer_error="no peer data").as_json()}
     merged = _pair_merge([lone, None])
     assert merged["error"] == "no peer data" and merged["path-mtu-error"] == "no route to host"
 
 
 def test_path_mtu_step_is_cut_at_its_budget_and_the_slot_alarm_restored():
-    """runner._bounded: the step's own alarm stops a slow step, then the slot's alarm is
+    """slot.bounded: the step's own alarm stops a slow step, then the slot's alarm is
     re-armed for the slot's end (a slow sleep stands in for a slow probe)."""
     import signal
     import time as clock
-    from jumbo.tool import runner
+    from jumbo.tool import slot
 
     class Slot(object):
         end = clock.time() + 30
@@ -124,14 +133,14 @@ def test_path_mtu_step_is_cut_at_its_budget_and_the_slot_alarm_restored():
     previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
     try:
         began = clock.monotonic()
-        value, error = runner._bounded(Slot(), 0.3, lambda run: (clock.sleep(5), None), "cut")
+        value, error = slot.bounded(Slot(), 0.3, lambda run: (clock.sleep(5), None), "cut")
         assert clock.monotonic() - began < 2
         assert (value, error) == (None, "cut")
         left = signal.getitimer(signal.ITIMER_REAL)[0]
         assert 28 < left <= 30, left   # the slot's own alarm again
         assert signal.getsignal(signal.SIGALRM) is not None and not fired
         # A quick step passes through untouched.
-        assert runner._bounded(Slot(), 5, lambda run: ({"path-mtu": 9000}, None), "cut") == \
+        assert slot.bounded(Slot(), 5, lambda run: ({"path-mtu": 9000}, None), "cut") == \
             ({"path-mtu": 9000}, None)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -18,6 +18,7 @@ from jumbo.probe import engine as engine_module
 from jumbo.probe import transport as tp
 from jumbo.probe.engine import Engine
 from jumbo.core.spec import run_spec
+from jumbo.core.units import duration_seconds
 from jumbo.probe import max_duration
 from jumbo.probe.timing import CONTACT_SECONDS
 
@@ -251,6 +252,8 @@ def test_echo_black_hole_any_size(clock, rtt):
         result, took, spec = run_engine(clock, udp, flows=1, echo=echo)
         assert result["method"] == "icmp-echo"
         assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
+        # The result's round trip is the path's (plus the simulated send, a few microseconds).
+        assert duration_seconds(result["rtt"]) == pytest.approx(rtt, abs=1e-5), result["rtt"]
         if rtt <= 0.001:
             assert took < 0.5, (mtu, took)
         assert took <= max_duration(spec)

@@ -21,7 +21,8 @@ def _by_router(topo, truth):
     return truth
 
 
-@pytest.mark.parametrize("sites", [real_mesh.DEMO_SITES, real_mesh.TEST_SITES])
+@pytest.mark.parametrize("sites", [real_mesh.DEMO_SITES, real_mesh.TEST_SITES,
+                                   real_mesh.CI_SITES])
 def test_reduced_topology_keeps_every_pairs_truth(sites):
     full = demo_mesh.build()
     reduced = real_mesh.topology(sites)
@@ -46,6 +47,16 @@ def test_the_reduced_mesh_still_shows_every_failure_the_issue_asks_for():
     assert topo.truth("bnl", "cern")["path-mtu"] == 9000                    # asymmetric
     assert topo.truth("cern", "bnl")["path-mtu"] == 1500
     assert topo.truth("cern", "ral")["path-mtu"] == 8950
+
+
+def test_the_ci_instance_keeps_the_1500_site_and_the_ecmp_hole_in_both_families():
+    topo = real_mesh.topology(real_mesh.CI_SITES)
+    for version in (4, 6):
+        assert topo.truth("cern", "desy", version)["path-mtu"] == 1500          # the 1500 site
+        assert topo.truth("desy", "cern", version)["local-mtu"] == 1500
+        hole = topo.truth("ral", "cern", version)                               # ECMP member
+        assert hole["pmtud"] == "blackhole" and hole["partial"]
+        assert topo.truth("cern", "ral", version)["path-mtu"] == 8950
 
 
 def test_archive_host_is_off_every_sites_path():

@@ -177,8 +177,8 @@ def test_can_run_names_a_missing_openssl(monkeypatch):
 def test_a_refused_test_is_neither_a_leg_nor_the_last_one():
     refused = {"error": "error - test authorization failed",
                "extra_data": "jumbocheck leg 0 of 4 last", "end": {}}
-    assert throughput._refused(refused) and not throughput._is_last(refused)
-    assert throughput._is_last({"extra_data": "jumbocheck leg 3 of 4 last", "end": {}})
+    assert throughput.refused(refused) and not throughput.is_last(refused)
+    assert throughput.is_last({"extra_data": "jumbocheck leg 3 of 4 last", "end": {}})
 
 
 def test_a_leg_the_dest_refused_says_why():

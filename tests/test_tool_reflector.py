@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from jumbo.tool import reflector, reverse
+from jumbo.core.spec import RunSpec
+from jumbo.tool import reflector, reverse, reverse_flows
 
 
 def test_messages_are_authenticated_in_both_directions():
@@ -44,11 +45,11 @@ def test_token_bucket_limits_bursts_and_refills():
 
 
 def test_spread_gives_distinct_sizes_strictly_inside():
-    sizes = reverse._spread(1500, 8951, 23)
+    sizes = reverse_flows.spread(1500, 8951, 23)
     assert len(sizes) == 23 and sizes == sorted(set(sizes))
     assert 1500 < sizes[0] and sizes[-1] < 8951
-    assert reverse._spread(10, 13, 23) == [11, 12]
-    assert reverse._spread(10, 11, 23) == []
+    assert reverse_flows.spread(10, 13, 23) == [11, 12]
+    assert reverse_flows.spread(10, 11, 23) == []
 
 
 def _free_udp_port():
@@ -71,9 +72,9 @@ def test_search_over_loopback_and_the_dest_report():
     finally:
         thread.join(12)
         server.close()
-    assert answer["error"] is None
-    assert answer["reverse-path-mtu"] == 9000  # the largest size asked for came back
-    assert answer["reverse-pmtud"] == "not-needed"
+    assert answer.error is None
+    assert answer.path_mtu == 9000  # the largest size asked for came back
+    assert answer.pmtud == "not-needed"
     report = server.report()
     assert report["stats"]["rejected"] == 0 and report["largest-reply"] == 9000
     # STATUS told the reflector the source was done: it stopped long before its deadline.
@@ -92,8 +93,8 @@ def test_a_wrong_token_gets_no_answer_and_the_search_says_why():
         server.done.set()
         thread.join(8)
         server.close()
-    assert answer["reverse-path-mtu"] is None
-    assert "did not answer" in answer["error"]
+    assert answer.path_mtu is None
+    assert "did not answer" in answer.error
     assert server.report()["stats"]["answered"] == 0
     assert server.report()["stats"]["rejected"] >= 1
 
@@ -113,12 +114,13 @@ def test_the_budget_covers_the_slowest_search():
     """BUDGET_ROUNDS rounds at a 300 ms round trip (each waits 1.5 round trips after its last
     request), the greeting and the STATUS exchange; a `timeout` shorter than that wait caps
     every round, and the bound with it."""
-    budget = reverse.max_duration({"timeout": "PT1S"})
-    wait = reverse._round_wait(1.0, reverse.WORST_RTT)
+    budget = reverse.max_duration(RunSpec({"timeout": "PT1S"}))
+    wait = reverse.round_wait(1.0, reverse.WORST_RTT)
     assert wait >= reverse.ROUND_WAIT_RTTS * 0.3
     assert budget >= reverse.HELLO_BUDGET + reverse.BUDGET_ROUNDS * wait + 2 * wait
     assert budget <= 6.0
-    assert reverse.max_duration({"timeout": "PT0.2S"}) < budget
+    assert reverse.max_duration(RunSpec({"timeout": "PT0.2S"})) < budget
+    assert reverse.bound(1.0) == budget
 
 
 def _serving(server, seconds=10):
@@ -189,7 +191,7 @@ def test_what_one_run_can_make_the_reflector_send_is_bounded(monkeypatch):
     report = server.report()
     assert report["sent-bytes"] <= 20000, report
     assert report["stats"]["over-budget"] > 0, report
-    assert answer["probes"] * 1000 > 20000  # it asked for more than it got
+    assert answer.probes * 1000 > 20000  # it asked for more than it got
 
 
 def test_the_reflector_listens_on_the_tests_address_only():

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from jumbo.core.mtu import MSS_TOLERANCE
 from jumbo.tool import throughput as tp
 
 SPEC = {"dest": "dst", "throughput": {"duration": "PT2S", "omit": "PT0S", "rounds": 1}}
@@ -27,7 +28,7 @@ def test_duration_counts_every_leg_and_set_up():
     # The slot pays for working legs (-O + -t + a fixed overhead each); a hanging leg is still
     # killed at its own, longer, leg_timeout and the deadline leaves the rest out.
     per_leg = 2 + tp.LEG_OVERHEAD
-    assert tp.leg_timeout(tp._settings(SPEC)) > per_leg
+    assert tp.leg_timeout(tp.settings(SPEC)) > per_leg
     one = tp.duration(SPEC)
     assert one == 4 * per_leg + tp.FIRST_CONNECT + tp.TEARDOWN
     both = dict(SPEC, throughput=dict(SPEC["throughput"], direction="both"))
@@ -72,18 +73,18 @@ def test_observed_mss_from_window_samples():
     assert tp.observed_mss([411608, 1020072], 8960) == (8948, None)
     # A 1448-byte MSS on a leg that asked for 8960 is caught, whatever the divisor.
     seen, _ = tp.observed_mss([14480, 28960, 43440], 8960)
-    assert not 8960 - tp.MSS_TOLERANCE <= seen <= 8960
+    assert not 8960 - MSS_TOLERANCE <= seen <= 8960
     assert tp.observed_mss([], 1460)[0] is None
 
 
 def test_gain_noise_from_the_spread_of_repeated_runs():
-    std = tp._stats([4e9, 5e9])
-    jum = tp._stats([11e9, 13e9])
+    std = tp.stats([4e9, 5e9])
+    jum = tp.stats([11e9, 13e9])
     gain, noise = tp.gain_and_noise(std, jum)
     assert gain == pytest.approx(12 / 4.5)
     cv_s, cv_j = std["stdev"] / 4.5e9, jum["stdev"] / 12e9
     assert noise == pytest.approx(gain * ((cv_s ** 2 + cv_j ** 2) / 2) ** 0.5)
-    assert tp.gain_and_noise(tp._stats([4e9]), tp._stats([8e9])) == (2.0, None)
+    assert tp.gain_and_noise(tp.stats([4e9]), tp.stats([8e9])) == (2.0, None)
 
 
 def test_mathis_ceiling_and_loss_floor():
@@ -100,7 +101,7 @@ def test_mathis_ceiling_and_loss_floor():
 def test_choose_port_is_free_and_in_range():
     port = tp.choose_port()
     assert tp.PORT_RANGE[0] <= port <= tp.PORT_RANGE[1]
-    assert tp._port_free(port)
+    assert tp.port_free(port)
 
 
 def test_serve_refuses_a_busy_port():
@@ -149,10 +150,10 @@ def test_command_line_duration_and_port():
 def test_phase_durations_parse_as_the_spec_does():
     """The phase reads the spec's ISO durations, and refuses what the spec refuses."""
     for text, value in (("PT10S", 10.0), ("PT0.5S", 0.5), ("PT1M30S", 90.0), ("P1DT2H", 93600.0)):
-        assert tp._settings({"throughput": {"duration": text}})["seconds"] == value
+        assert tp.settings({"throughput": {"duration": text}}).seconds == value
     for bad in ("ten", "P", "PT", ""):
         with pytest.raises(ValueError):
-            tp._settings({"throughput": {"duration": bad}})
+            tp.settings({"throughput": {"duration": bad}})
 
 
 def _iperf3_document(doc):

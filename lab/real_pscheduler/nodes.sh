@@ -10,7 +10,9 @@
 #
 # Any number of nodes in namespaces made by someone else (the real mesh, lab/real_pscheduler/
 # mesh.py): RPS_NODES="NAME,NETNS,ADDR4,ADDR6 ..." names them, then
-#   nodes.sh build      build the node tree ONCE (node-proto) and the shared classes/library
+#   nodes.sh build      build the node tree ONCE (node-proto) and the shared classes/library;
+#                       skipped while $RPS/build.stamp matches what it is built from (`up` uses
+#                       it too and clones a and b from node-proto: one build per CI run)
 #   nodes.sh start N    copy node-proto to node-N (its paths rewritten), start N, wait for its API
 #   nodes.sh stop N     stop N by PID (PostgreSQL with pg_ctl)
 #   nodes.sh cli N ARGS as above
@@ -183,8 +185,10 @@ build_shared() {
   cp -a "$RPS_DEPS"/. "$PYLIB/"
   # Upstream tests and tools the suite is checked beside, by their own Makefiles
   local p kind name
+  # (mtu with fwmtu and tracemtu: the floor and the prober bench-pscheduler sets pmtu beside)
   for p in test-rtt/rtt test-idle/idle test-throughput/throughput test-trace/trace \
-           tool-ping/ping tool-snooze/snooze tool-iperf3/iperf3 tool-tracepath/tracepath \
+           test-mtu/mtu tool-ping/ping tool-snooze/snooze tool-iperf3/iperf3 \
+           tool-tracepath/tracepath tool-fwmtu/fwmtu tool-tracemtu/tracemtu \
            archiver-syslog/syslog; do
     kind=${p%%-*}; name=${p##*/}
     make -s -C "$SRC/pscheduler-$p" DESTDIR="$CLASSES/$kind/$name" CONFDIR="$RPS/etc-tool/$name" \
@@ -226,6 +230,12 @@ start_node() {
 listen_addresses = ''
 unix_socket_directories = '$P/pgsock'
 max_connections = 500
+# A throwaway lab cluster: no flush to disk per commit (pScheduler's triggers commit often, and
+# on a shared machine each flush waits on everyone's I/O); a crash loses only a test's node.
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+shared_buffers = 32MB
 EOC
   printf 'local pscheduler pscheduler trust\nlocal all postgres peer\nlocal all all md5\n' >"$P/pgdata/pg_hba.conf"
   in_ns "$ns" runuser -u postgres -- env $envv $PG/pg_ctl -D "$P/pgdata" -l "$LOG/postgresql.log" -w start >/dev/null
@@ -251,13 +261,14 @@ EOC
     if [[ $d == ticker ]]; then sleep 2; fi
   done
   # The API: gunicorn in place of Apache mod_wsgi (upstream: 10 processes x 15 threads; 4 x 15
-  # keeps the schedulers' 3 s API pings answered under a burst of submissions)
+  # keeps the schedulers' 3 s API pings answered under a burst of submissions; the mesh runs
+  # more nodes on the same cores and asks for fewer: RPS_API_WORKERS, RPS_API_THREADS)
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$P/api.key" -out "$P/api.crt" -days 2 \
     -subj "/CN=${ADDR4[$node]}" 2>/dev/null
   chown pscheduler "$P/api.key" "$P/api.crt"
   in_ns "$ns" $as_ps env $envv SCRIPT_NAME=/pscheduler gunicorn --chdir "$SHARE/api-server" \
     --bind "${ADDR4[$node]}:443" --bind "[${ADDR6[$node]}]:443" \
-    --certfile "$P/api.crt" --keyfile "$P/api.key" --workers 4 --threads 15 --timeout 120 \
+    --certfile "$P/api.crt" --keyfile "$P/api.key" --workers "${RPS_API_WORKERS:-4}" --threads "${RPS_API_THREADS:-15}" --timeout 120 \
     --access-logfile "$LOG/api-access.log" --error-logfile "$LOG/api.log" \
     pschedulerapiserver:application >"$LOG/api.out" 2>&1 </dev/null &
   echo $! >>"$P/pids"
@@ -292,6 +303,34 @@ cli() {
     PYTHONUNBUFFERED=1 \
     PATH="$P/usr/bin:$RPS/bin:/usr/sbin:/usr/bin:/sbin:/bin" PYTHONPATH="$PYLIB" \
     PSCHEDULER_LOCALHOST="${ADDR4[$node]}" pscheduler "$@"
+}
+
+build_stamp() {
+  # What a built tree depends on: upstream's source, the suite's installed parts, this script.
+  { ls -l --time-style=+%s "$PSCHEDULER_SRC"/pscheduler-*.tar.gz 2>/dev/null || true
+    echo "$RPS_DEPS"
+    find "$PROJECT/python-jumbo/jumbo" "$PROJECT"/pscheduler-test-pmtu \
+      "$PROJECT"/pscheduler-test-jumbo-throughput "$PROJECT"/pscheduler-tool-jumbocheck \
+      "$PROJECT"/pscheduler-archiver-jumbo "$PROJECT/scripts/pkg-install.sh" "$HERE/limits.conf" \
+      "$0" -type f ! -name '*.pyc' -printf '%P %s %T@\n' | sort
+  } | sha256sum | cut -d' ' -f1
+}
+
+build_once() {
+  # The node tree (node-proto, the classes and the library) is built once per content: the
+  # two-node lab and the mesh (lab/real_mesh.py) share $RPS, so a CI run builds it once.
+  local stamp
+  mkdir -p "$RPS"; chmod 755 "$RPS"
+  stamp=$(build_stamp)
+  if [[ -d $RPS/node-proto && -f $RPS/build.stamp && $(cat "$RPS/build.stamp") == "$stamp" ]]; then
+    say "node tree in $RPS is current (build.stamp): not rebuilt"
+    return
+  fi
+  rm -f "$RPS/build.stamp"
+  unpack_source
+  { build_shared && build_node proto; } >"$RPS/build.log" 2>&1 \
+    || { tail -20 "$RPS/build.log" >&2; die "build failed"; }
+  echo "$stamp" >"$RPS/build.stamp"
 }
 
 clone_node() {
@@ -330,11 +369,9 @@ up() {
     echo $! >"$RPS/syslog_sink.pid"
     for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -S /dev/log ]] && break; sleep 0.2; done
   fi
-  unpack_source
-  build_shared >"$RPS/build.log" 2>&1 || { tail -20 "$RPS/build.log" >&2; die "build failed"; }
-  build_node a >>"$RPS/build.log" 2>&1 || { tail -20 "$RPS/build.log" >&2; die "build of node a failed"; }
-  build_node b >>"$RPS/build.log" 2>&1 || { tail -20 "$RPS/build.log" >&2; die "build of node b failed"; }
+  build_once
   local built=$SECONDS
+  clone_node a; clone_node b
   start_node a; start_node b
   wait_api a; wait_api b
   say "up in $((SECONDS - t0)) s (build $((built - t0)) s): node a ${ADDR4[a]} in rps-a, node b ${ADDR4[b]} in rps-b, work dir $RPS"
@@ -362,10 +399,7 @@ CLASSES=$RPS/classes
 PYLIB=$RPS/pylib
 case ${1:-} in
   up) up ;;
-  build)
-    mkdir -p "$RPS"; chmod 755 "$RPS"; unpack_source
-    { build_shared && build_node proto; } >"$RPS/build.log" 2>&1 \
-      || { tail -20 "$RPS/build.log" >&2; die "build failed"; } ;;
+  build) build_once ;;
   start)
     [[ -n ${NETNS[${2:-}]:-} ]] || die "start: unknown node '${2:-}' (RPS_NODES)"
     clone_node "$2"; start_node "$2"; wait_api "$2" ;;

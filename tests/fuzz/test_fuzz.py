@@ -27,6 +27,7 @@ from jumbo.archive import archiver, record as records
 from jumbo.archive.errors import StoreError
 from jumbo.archive.opensearch.store import OpenSearchStore
 from jumbo.core import validate
+from jumbo.core.result import PairResult
 from jumbo.protocol import archiver as archiver_methods, jumbo_throughput, jumbocheck, pmtu
 from jumbo.testtype import pair, spec as specs
 
@@ -100,7 +101,7 @@ def test_cli_to_spec_gives_a_valid_spec_or_a_clean_error(name):
 @pytest.mark.parametrize("name", sorted(TESTS))
 def test_participants_and_result_format_never_break(name):
     module, _ = TESTS[name]
-    base = samples.pmtu_result() if name == "pmtu" else pair.failed("x")
+    base = samples.pmtu_result() if name == "pmtu" else PairResult.failed("x").as_json()
 
     @fz.budget(2)
     @given(st.one_of(fz.pmtu_specs, fz.json_values), st.dictionaries(

@@ -1,19 +1,13 @@
-"""The real mesh, smaller: four upstream pScheduler 5.2.5 nodes (a jumbo site, a 1500 site, an
-ECMP pair with a PTB-dropping 8950 member, an asymmetric return path), perfSONAR's pSConfig
-pScheduler agent on each reading the shipped template; the tasks the agents created archive
-through the `jumbo` archiver into a real OpenSearch; what is read back must match the lab's
-ground truth on every directed pair in both families (lab/real_mesh.py, demo/mesh_real.py).
+"""The real mesh, smaller (CI): three upstream pScheduler 5.2.5 nodes (a jumbo site, the 1500
+site, an ECMP pair with a PTB-dropping 8950 member), perfSONAR's pSConfig pScheduler agent on
+each reading the shipped template; the tasks the agents created archive through the `jumbo`
+archiver into a real OpenSearch; what is read back must match the lab's ground truth on every
+directed pair in both families (lab/real_mesh.py, demo/mesh_real.py). The node tree is the
+two-node lab's (nodes.sh build, stamped): one build per CI run.
 
 Skipped where the rest of tests/integration is (no upstream source outside CI, not root); in
-CI (env CI set) a missing part fails.
-
-UNFINISHED: not yet seen passing, so it runs only with JUMBO_MESH_TEST=1 (see NOT_YET_PASSED).
-On the shared two-core machine it was written on (load 26-42 from other work) the mesh came up
-and the agents created tasks, but pScheduler refused many submissions (`Unable to determine
-participants: Process took too long to run`) and every run that did execute ended `Tool
-jumbocheck failed to merge results: Process took too long to run.` (upstream's runner gives
-merged-results 5 s; importing jumbo.protocol.jumbocheck alone took 3.2 s there). Remove the
-gate once it has passed on a quiet machine.
+CI (env CI set) a missing part fails. A run that failed (e.g. pScheduler's 5 s for
+merged-results ran out) is a mismatch with its reason, never a pass.
 """
 
 import os
@@ -24,13 +18,19 @@ import real_pscheduler
 from demo import mesh_real
 from lab import real_mesh
 
-SITES = real_mesh.TEST_SITES
-# One round: the lab's hourly schedule repeats every 10 minutes, the runs' starts spread
-# over 4 of them; 2 cores shared with everything else need the rest of the wait.
-WAIT_SECONDS = 900
+SITES = real_mesh.CI_SITES
+# One round: the hourly schedule repeats every 5 minutes in the lab, the runs' starts spread
+# over 2 of them (pScheduler's slip); the wait bounds a stuck mesh, not the expected time.
+REPEAT, SLIP = "PT5M", "PT2M"
+WAIT_SECONDS = 600
+# UNFINISHED, so `make test` skips it unless JUMBO_MESH_TEST=1 (remove this gate once it has
+# passed on a quiet machine): on 2026-11-26 it took 477 s and 343 s and matched the truth on
+# 10 and 11 of 12, the rest ending in pScheduler's merged-results timeout inside the runner,
+# although the same call takes 0.4-1.5 s on the node (docs/developer.md, "The real mesh").
 NOT_YET_PASSED = (
-    "real mesh test not yet seen passing (every run's merged-results exceeded upstream's 5 s "
-    "budget on a saturated machine): set JUMBO_MESH_TEST=1 to run it")
+    "real mesh test not yet seen passing (1-2 of 12 runs ended 'Tool jumbocheck failed to "
+    "merge results: Process took too long to run.' at load 18-36, cause in pScheduler's runner "
+    "not found): set JUMBO_MESH_TEST=1 to run it")
 
 
 def _psconfig_present(src):
@@ -55,7 +55,7 @@ def mesh():
         pytest.skip("the real mesh needs root (namespaces, PostgreSQL clusters)")
     if os.environ.get("JUMBO_MESH_TEST") != "1":
         pytest.skip(NOT_YET_PASSED)
-    lab = real_mesh.Mesh(sites=SITES, repeat="PT10M", slip="PT4M", say=lambda text: None)
+    lab = real_mesh.Mesh(sites=SITES, repeat=REPEAT, slip=SLIP, say=lambda text: None)
     try:
         lab.up()
         yield lab
@@ -64,8 +64,9 @@ def mesh():
 
 
 def test_template_as_the_agents_read_it_keeps_the_shipped_tests(mesh):
-    served = real_mesh.template(mesh.topology, SITES, mesh.archive_url)
+    served = real_mesh.template(mesh.topology, SITES, mesh.archive_url, REPEAT, SLIP)
     assert sorted(served["tests"]) == ["jumbo-throughput-v4", "pmtu-v4", "pmtu-v6"]
+    assert served["schedules"]["hourly"]["repeat"] == REPEAT
     assert len(served["addresses"]) == len(SITES)
 
 

@@ -13,6 +13,7 @@ import time
 
 
 from lab_support import ROOT, needs_lab
+from jumbo.core.mtu import MSS_TOLERANCE
 from jumbo.tool import throughput as tp
 
 PY = os.path.join(ROOT, ".venv", "bin", "python")
@@ -60,7 +61,7 @@ def _valid(result):
 
 
 def _mss_ok(run):
-    return run["mss"] - tp.MSS_TOLERANCE <= run["observed-mss"] <= run["mss"]
+    return run["mss"] - MSS_TOLERANCE <= run["observed-mss"] <= run["mss"]
 
 
 @needs_lab

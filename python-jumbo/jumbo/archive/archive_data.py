@@ -6,8 +6,6 @@ A value given under a private (`_`) member is never echoed in a message.
 
 import json
 
-from jsonschema.exceptions import best_match
-
 from . import data_checks
 from ..core import validate as validation
 from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
@@ -69,7 +67,9 @@ MAX_DATA_SCHEMA = max(DATA_VERSIONS)
 
 def _schema_error(data, schema):
     """The best schema error, worded so that private (`_`) values are never echoed."""
-    error = best_match(validation.StrictValidator(schema).iter_errors(data))
+    # validate.best_error imports jsonschema only for data it cannot pass: data-is-valid runs
+    # on every task submission.
+    error = validation.best_error(data, schema)
     if error is None:
         return None
     parts = [str(p) for p in error.absolute_path]

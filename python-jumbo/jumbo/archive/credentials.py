@@ -10,10 +10,12 @@ A login in the store URL (https://user:pass@host) still works, and is what these
 
 import os
 
+from ..core.errors import JumboError
+
 AUTH_ENV = "JUMBO_STORE_AUTH"
 
 
-class CredentialsError(ValueError):
+class CredentialsError(JumboError, ValueError):
     pass
 
 

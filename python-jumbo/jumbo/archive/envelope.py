@@ -6,6 +6,8 @@ import json
 import re
 from json.decoder import scanstring
 
+from ..core.errors import JumboError
+
 class Envelope(dict):
     """A parsed archiver record that remembers `result_text`: the JSON text of its
     `result` member (the pScheduler result object) as it was read, or None when that
@@ -19,7 +21,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _SPACE = frozenset(" \t\n\r")  # note: "" (end of text) is not in it
 
 
-class _Irregular(Exception):
+class _Irregular(JumboError):
     pass
 
 

@@ -2,8 +2,10 @@
 read the report cannot do (ReportError, StoreDown). jumbo.report.errors takes ReportError and
 StoreDown from here (the report's reads go through the archive's readers)."""
 
+from ..core.errors import JumboError
 
-class StoreError(Exception):
+
+class StoreError(JumboError):
     """A failed write. `transient` says whether trying again later can succeed."""
 
     def __init__(self, message, transient=False):
@@ -25,7 +27,7 @@ class PermanentError(StoreError):
         StoreError.__init__(self, message, transient=False)
 
 
-class ReportError(Exception):
+class ReportError(JumboError):
     """A clean, user-facing failure: the CLI prints the message and exits non-zero."""
 
     def __init__(self, message, status=2):

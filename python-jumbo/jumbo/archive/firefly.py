@@ -24,6 +24,8 @@ import ipaddress
 import json
 import re
 
+from ..core.errors import JumboError
+
 MAX_DATAGRAM = 16384        # flowd-go's lean fireflies fit one 1500-byte frame; its full ones ~3 kB
 MAX_DEPTH = 8               # firefly > netlink > tcpInfo is 3 deep
 MAX_COUNTER = 10 ** 18      # bytes: no flow sends an exabyte; a bigger count is no measurement
@@ -44,7 +46,7 @@ Firefly = collections.namedtuple("Firefly", (
     "snd_mss", "pmtu", "bytes_sent", "usage_sent"))
 
 
-class FireflyError(ValueError):
+class FireflyError(JumboError, ValueError):
     """The datagram is not a firefly this collector can take (the message says why)."""
 
 

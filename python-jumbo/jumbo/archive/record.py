@@ -58,7 +58,9 @@ import hashlib
 import json
 
 from ..core import units
+from ..core.errors import JumboError
 from ..core.mtu import DEFAULT_TARGET_MTU, STANDARD_MTU, is_jumbo
+from ..core.result import Blackhole, Flow, Hop, Leg, PairResult, PmtuResult, Throughput
 from .values import (as_bool, as_int, as_num, as_obj, as_str, host_of, ip_literal, ip_version_of,
                      same_family)
 
@@ -84,7 +86,7 @@ TEST_TYPES = {
 }
 
 
-class BadRecord(ValueError):
+class BadRecord(JumboError, ValueError):
     """The input cannot be turned into a record (permanent: retrying will not help)."""
 
 
@@ -172,17 +174,7 @@ def normalize(value):
 
 def from_result(inner, run_href=None, task_href=None):
     """The record of one pScheduler result object (see the module docstring)."""
-    test = as_obj(inner.get("test"))
-    ptype = test.get("type")
-    if not isinstance(ptype, str) or not ptype:
-        raise BadRecord("result has no test type")
-    if ptype not in TEST_TYPES:
-        raise UnknownTestType("unknown test type %r (accepted: %s)"
-                              % (ptype, ", ".join(sorted(TEST_TYPES))))
-    spec = as_obj(test.get("spec"))
-    res = inner.get("result")
-    if not isinstance(res, dict):
-        raise BadRecord("result has no 'result' object")
+    ptype, spec, res = _test_and_result(inner)
     run = as_obj(inner.get("run"))
     schedule = as_obj(inner.get("schedule"))
     start = schedule.get("start") or run.get("start-time")
@@ -196,29 +188,11 @@ def from_result(inner, run_href=None, task_href=None):
     tool = inner.get("tool")
     rec["tool"] = as_str(tool.get("name")) if isinstance(tool, dict) else as_str(tool)
     rec["start"] = iso_utc(start)
-
-    participants = inner.get("participants")
-    lead = participants[0] if isinstance(participants, list) and participants else None
-    rec["source"] = host_of(spec.get("source")) or host_of(spec.get("source-node")) or host_of(lead)
-    rec["dest"] = host_of(spec.get("dest")) or host_of(spec.get("dest-node"))
-    source_literal = ip_literal(rec["source"])
-    dest_literal = ip_literal(rec["dest"])
-
+    _endpoints(rec, spec, res, inner.get("participants"))
     reference = as_obj(inner.get("reference"))
     nested = as_obj(reference.get("jumbo"))
     rec["source_site"] = as_str(reference.get("source-site")) or as_str(nested.get("source-site"))
     rec["dest_site"] = as_str(reference.get("dest-site")) or as_str(nested.get("dest-site"))
-
-    rec["ip_version"] = (as_int(spec.get("ip-version")) or as_int(res.get("ip-version"))
-                         or ip_version_of(dest_literal or as_str(res.get("dest-ip")))
-                         or ip_version_of(source_literal or as_str(res.get("source-ip"))))
-    # A literal is the run's address only in the run's family: without `source` in the spec the
-    # source is the lead, whose address (IPv4, say) is not what an IPv6 run used: its source-ip is.
-    measured = same_family(ip_literal(host_of(res.get("source-ip"))), rec["ip_version"])
-    if source_literal and measured and not same_family(source_literal, rec["ip_version"]):
-        rec["source"] = source_literal = measured
-    rec["source_ip"] = same_family(source_literal, rec["ip_version"]) or measured
-    rec["dest_ip"] = same_family(dest_literal, rec["ip_version"]) or as_str(res.get("dest-ip"))
     succeeded = as_bool(res.get("succeeded"))
     rec["succeeded"] = succeeded if succeeded is not None else False
     error = res.get("error")
@@ -230,19 +204,53 @@ def from_result(inner, run_href=None, task_href=None):
     return rec
 
 
+def _test_and_result(inner):
+    """(pScheduler test type, spec, result object) of a result; BadRecord without them."""
+    test = as_obj(inner.get("test"))
+    ptype = test.get("type")
+    if not isinstance(ptype, str) or not ptype:
+        raise BadRecord("result has no test type")
+    if ptype not in TEST_TYPES:
+        raise UnknownTestType("unknown test type %r (accepted: %s)"
+                              % (ptype, ", ".join(sorted(TEST_TYPES))))
+    res = inner.get("result")
+    if not isinstance(res, dict):
+        raise BadRecord("result has no 'result' object")
+    return ptype, as_obj(test.get("spec")), res
+
+
+def _endpoints(rec, spec, res, participants):
+    """source, dest, their addresses and the IP version: the spec's names, the result's
+    addresses in the run's family."""
+    lead = participants[0] if isinstance(participants, list) and participants else None
+    rec["source"] = host_of(spec.get("source")) or host_of(spec.get("source-node")) or host_of(lead)
+    rec["dest"] = host_of(spec.get("dest")) or host_of(spec.get("dest-node"))
+    source_literal = ip_literal(rec["source"])
+    dest_literal = ip_literal(rec["dest"])
+    rec["ip_version"] = (as_int(spec.get("ip-version")) or as_int(res.get("ip-version"))
+                         or ip_version_of(dest_literal or as_str(res.get("dest-ip")))
+                         or ip_version_of(source_literal or as_str(res.get("source-ip"))))
+    # A literal is the run's address only in the run's family: without `source` in the spec the
+    # source is the lead, whose address (IPv4, say) is not what an IPv6 run used: its source-ip is.
+    measured = same_family(ip_literal(host_of(res.get("source-ip"))), rec["ip_version"])
+    if source_literal and measured and not same_family(source_literal, rec["ip_version"]):
+        rec["source"] = source_literal = measured
+    rec["source_ip"] = same_family(source_literal, rec["ip_version"]) or measured
+    rec["dest_ip"] = same_family(dest_literal, rec["ip_version"]) or as_str(res.get("dest-ip"))
+
+
 # The result's members -> the record's fields, for the tests that measure the path MTU: the
-# one place a result's name (`path-mtu`) becomes the stored one (`path_mtu`, the SQLite column
-# and the OpenSearch field alike). jumbo-throughput keeps no verdict of its own.
-PATH_FIELDS = (("path-mtu", "path_mtu", as_int), ("local-mtu", "local_mtu", as_int),
-               ("pmtud", "pmtud", as_str))
-PMTU_FIELDS = PATH_FIELDS + (("jumbo", "jumbo", as_bool),
-                             ("reverse-path-mtu", "reverse_path_mtu", as_int),
-                             ("reverse-pmtud", "reverse_pmtud", as_str))
+# typed result's attribute (jumbo.core.result, read from the archived JSON once) is the
+# stored field's name (the SQLite column and the OpenSearch field alike). jumbo-throughput
+# keeps no verdict of its own.
+PATH_FIELDS = (("path_mtu", as_int), ("local_mtu", as_int), ("pmtud", as_str))
+PMTU_FIELDS = PATH_FIELDS + (("jumbo", as_bool), ("reverse_path_mtu", as_int),
+                             ("reverse_pmtud", as_str))
 
 
-def _copy(rec, res, fields):
-    for member, field, kind in fields:
-        rec[field] = kind(res.get(member))
+def _copy(rec, result, fields):
+    for name, kind in fields:
+        rec[name] = kind(getattr(result, name))
 
 
 def _jumbo_verdict(rec):
@@ -252,7 +260,7 @@ def _jumbo_verdict(rec):
 
 
 def _hop(hop):
-    ttl, ip, mtu = hop.get("ttl"), hop.get("ip"), hop.get("mtu")
+    ttl, ip, mtu = hop.ttl, hop.ip, hop.mtu
     # Plain ints and strings (the usual case) as they are; anything else the general way.
     return {"ttl": ttl if type(ttl) is int else as_int(ttl),
             "ip": ip if ip is None or type(ip) is str else as_str(ip),
@@ -260,46 +268,46 @@ def _hop(hop):
 
 
 def _map_pmtu(rec, spec, res):
-    _copy(rec, res, PMTU_FIELDS)
-    rec["target_mtu"] = (as_int(res.get("target-mtu")) or as_int(spec.get("target-mtu"))
+    result = PmtuResult.from_json(res)
+    _copy(rec, result, PMTU_FIELDS)
+    rec["target_mtu"] = (as_int(result.target_mtu) or as_int(spec.get("target-mtu"))
                          or DEFAULT_TARGET_MTU)
-    blackhole = res.get("blackhole")
-    if isinstance(blackhole, dict):
-        rec["blackhole_ttl"] = as_int(blackhole.get("ttl"))
-        rec["blackhole_ip"] = as_str(blackhole.get("ip"))
-        rec["blackhole_size"] = as_int(blackhole.get("size"))
-    hops = res.get("hops")
-    if isinstance(hops, list):
-        rec["hops"] = [_hop(h) for h in hops if isinstance(h, dict)]
-    flows = res.get("flows")
-    if isinstance(flows, list):
-        flows = [f for f in flows if isinstance(f, dict)]
-        rec["flows"] = len(flows)
-        # A partial (per-flow) black hole: some flows vanish silently while others cross.
-        # Flows that could not be measured (`unknown`) say nothing either way.
-        verdicts = set(as_str(f.get("pmtud")) for f in flows
-                       if f.get("path-mtu") is not None and f.get("pmtud") != "unknown")
-        rec["partial"] = "blackhole" in verdicts and len(verdicts) > 1
-        rec["blackhole_flows"] = sum(1 for f in flows if f.get("pmtud") == "blackhole"
-                                     and f.get("path-mtu") is not None)
-    throughput = res.get("throughput")
-    if isinstance(throughput, dict):
-        rec["throughput_standard"] = as_num(as_obj(throughput.get("standard")).get("mean"))
-        rec["throughput_jumbo"] = as_num(as_obj(throughput.get("jumbo")).get("mean"))
-        rec["gain"] = as_num(throughput.get("gain"))
+    if isinstance(result.blackhole, Blackhole):
+        rec["blackhole_ttl"] = as_int(result.blackhole.ttl)
+        rec["blackhole_ip"] = as_str(result.blackhole.ip)
+        rec["blackhole_size"] = as_int(result.blackhole.size)
+    if isinstance(result.hops, list):
+        rec["hops"] = [_hop(h) for h in result.hops if isinstance(h, Hop)]
+    if isinstance(result.flows, list):
+        _map_flows(rec, [f for f in result.flows if isinstance(f, Flow)])
+    if isinstance(result.throughput, Throughput):
+        rec["throughput_standard"] = as_num(as_obj(result.throughput.standard).get("mean"))
+        rec["throughput_jumbo"] = as_num(as_obj(result.throughput.jumbo).get("mean"))
+        rec["gain"] = as_num(result.throughput.gain)
+
+
+def _map_flows(rec, flows):
+    rec["flows"] = len(flows)
+    # A partial (per-flow) black hole: some flows vanish silently while others cross.
+    # Flows that could not be measured (`unknown`) say nothing either way.
+    verdicts = set(as_str(f.pmtud) for f in flows
+                   if f.path_mtu is not None and f.pmtud != "unknown")
+    rec["partial"] = "blackhole" in verdicts and len(verdicts) > 1
+    rec["blackhole_flows"] = sum(1 for f in flows
+                                 if f.pmtud == "blackhole" and f.path_mtu is not None)
 
 
 def _map_pair(rec, spec, res):
     """jumbo-throughput: the path MTU it measured first and the paired legs' figures."""
-    _copy(rec, res, PATH_FIELDS)
+    result = PairResult.from_json(res)
+    _copy(rec, result, PATH_FIELDS)
     rec["target_mtu"] = DEFAULT_TARGET_MTU
-    rec["throughput_standard"] = as_num(as_obj(res.get("standard")).get("mean"))
-    rec["throughput_jumbo"] = as_num(as_obj(res.get("jumbo")).get("mean"))
-    rec["gain"] = as_num(res.get("gain"))
-    runs = res.get("runs")
-    seen = [as_int(r.get("observed-mss")) or as_int(r.get("mss"))
-            for r in (runs if isinstance(runs, list) else [])
-            if isinstance(r, dict) and r.get("size") == "jumbo" and r.get("succeeded")]
+    rec["throughput_standard"] = as_num(as_obj(result.standard).get("mean"))
+    rec["throughput_jumbo"] = as_num(as_obj(result.jumbo).get("mean"))
+    rec["gain"] = as_num(result.gain)
+    seen = [as_int(leg.observed_mss) or as_int(leg.mss)
+            for leg in (result.runs if isinstance(result.runs, list) else [])
+            if isinstance(leg, Leg) and leg.size == "jumbo" and leg.succeeded]
     seen = [m for m in seen if m]
     rec["mss"] = max(seen) if seen else None
 

@@ -24,6 +24,7 @@ defaults): an administrator who wrote a limit wants it applied or told why not.
 import json
 import os
 
+from .errors import JumboError
 from .units import duration_seconds
 
 LIMITS_FILE = "/etc/pscheduler/jumbo-limits.conf"
@@ -36,7 +37,7 @@ DEFAULTS = {
 }
 
 
-class LimitsError(ValueError):
+class LimitsError(JumboError, ValueError):
     """The limits file exists but is not usable."""
 
 

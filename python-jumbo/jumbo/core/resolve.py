@@ -7,12 +7,14 @@ part resolves through here).
 
 import socket
 
+from .errors import JumboError
+
 FAMILIES = {4: socket.AF_INET, 6: socket.AF_INET6}
 # Tried in this order when no version is asked for.
 PREFERENCE = (4, 6)
 
 
-class ResolveError(ValueError):
+class ResolveError(JumboError, ValueError):
     pass
 
 

@@ -216,6 +216,8 @@ RESULT_V1 = {
         # The address the run measured from (the spec's source, else the kernel's choice).
         "source-ip": {"type": ["string", "null"]},
         "elapsed": {"type": "number", "minimum": 0},
+        # The fastest round trip of a forward probe that reached the dest.
+        "rtt": {"anyOf": [{"$ref": "#/definitions/duration"}, {"type": "null"}]},
         "hops": {"type": "array", "items": HOP},
         "flows": {"type": "array", "items": FLOW},
         # Flows of the spec the run had no time to measure (single-ended: the dest's ICMP

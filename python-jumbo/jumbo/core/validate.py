@@ -2,14 +2,16 @@
 
 Works the same under jsonschema 3.0.1 (perfSONAR on EL8) and current 4.x:
 only Draft7Validator, iter_errors and best_match are used.
+
+jsonschema is imported only when core.quick_schema cannot say a document conforms (an
+invalid one, or a keyword it does not know): that import is most of a plugin call's CPU, and
+pScheduler gives several calls 5 s (see quick_schema).
 """
 
+import importlib
 import re
 
-import jsonschema
-import jsonschema.validators
-from jsonschema.exceptions import best_match
-
+from . import quick_schema
 from . import schema as schemas
 
 
@@ -33,16 +35,32 @@ def _is_strict_integer(_checker, instance):
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-# Draft 7 with that one change (TypeChecker.redefine: jsonschema 3.0 and 4.x alike).
-StrictValidator = jsonschema.validators.extend(
-    jsonschema.Draft7Validator,
-    type_checker=jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer))
+_STRICT = []
+
+
+def strict_validator():
+    """Draft 7 with that one change (TypeChecker.redefine: jsonschema 3.0 and 4.x alike),
+    built on first use."""
+    if not _STRICT:
+        validators = importlib.import_module("jsonschema.validators")
+        draft7 = validators.Draft7Validator
+        _STRICT.append(validators.extend(draft7, type_checker=draft7.TYPE_CHECKER.redefine(
+            "integer", _is_strict_integer)))
+    return _STRICT[0]
+
+
+def best_error(instance, schema):
+    """jsonschema's best error for `instance` (None when valid): only when quick_schema cannot
+    say it conforms, so a valid document never pays jsonschema's import."""
+    if quick_schema.conforms(instance, schema):
+        return None
+    best_match = importlib.import_module("jsonschema.exceptions").best_match
+    return best_match(strict_validator()(schema).iter_errors(instance))
 
 
 def check(instance, schema):
     """Validate `instance`; return (True, None) or (False, "At /field: problem")."""
-    validator = StrictValidator(schema)
-    error = best_match(validator.iter_errors(instance))
+    error = best_error(instance, schema)
     if error is None:
         return True, None
     return False, "At %s: %s" % (pointer(error), error.message)

@@ -12,10 +12,13 @@ See transport.py for how probes travel and search.py for the size search.
 """
 
 from ..core.spec import run_spec
-from .transport import ProbeError, Transport, Event  # noqa: F401
+from .transport import ProbeError, Transport, Event
 from .engine import Engine
-from .outcome import PathResult  # noqa: F401
+from .outcome import PathResult
 from .timing import max_duration as _max_duration
+
+# The package's one public face.
+__all__ = ["ProbeError", "Transport", "Event", "PathResult", "measure", "max_duration"]
 
 
 def max_duration(spec):

@@ -11,13 +11,14 @@ import time
 
 from ..core.mtu import MAX_IP_PACKET, MIN_MTU
 from ..core.resolve import ResolveError, resolve, source_address
+from ..core.result import fold_pmtud
 from . import outcome, reflected, route
 from . import transport as tp
 from .budget import AnswerBudget
 from .flows import FlowSearches, UDP_UNANSWERED
 from .rounds import Flow
 from .scan import TtlScan
-from .timing import HELLO_SECONDS, SCAN_SECONDS, max_duration, scan_count
+from .timing import HELLO_SECONDS, SCAN_SECONDS, iso_duration, max_duration, scan_count
 
 # Rounds a flow's search may take (the time bound binds first on every path measured; these
 # bound the count). A verifying flow gets as many as the lead: one misled by a lost probe
@@ -217,10 +218,10 @@ class Engine(FlowSearches):
                                         True).run()
             hole = primary.search.hole()
             if found and hole is not None and \
-                    primary.search.stage_bottom(found["size"]) < hole <= found["size"]:
+                    primary.search.stage_bottom(found.size) < hole <= found.size:
                 # The scan lost its big probe in the stage that swallows the smallest
                 # silent size: that is where the black hole is.
-                found["size"] = hole
+                found.size = hole
                 blackhole = found
                 scanned[hole] = None
         for flow in flows:
@@ -236,7 +237,7 @@ class Engine(FlowSearches):
                 self.search_rounds([flow], flow.search.rounds + AFTER_PTB_ROUNDS)
         if blackhole is not None:
             holes = [f.search.hole() for f in flows if f.search.verdict() == "blackhole"]
-            if blackhole["size"] not in holes:
+            if blackhole.size not in holes:
                 blackhole = None
         return blackhole, hops
 
@@ -247,8 +248,8 @@ class Engine(FlowSearches):
         _walk, found, ptb_mtu = TtlScan(self, flow, hole, self.min_size, False).run()
         scanned[hole] = ptb_mtu
         if found:
-            found["size"] = hole
-            if blackhole is None or hole < blackhole["size"]:
+            found.size = hole
+            if blackhole is None or hole < blackhole.size:
                 return found
         return blackhole
 
@@ -266,7 +267,7 @@ class Engine(FlowSearches):
             if proven:
                 self.diags.append("path MTU not confirmed; %d bytes proven to cross"
                                   % max(proven))
-        pmtud = outcome.fold_pmtud(set(e["pmtud"] for e in entries))
+        pmtud = fold_pmtud(set(e.pmtud for e in entries))
         if pmtud != "blackhole":
             blackhole = None
         elif blackhole is None:
@@ -282,6 +283,7 @@ class Engine(FlowSearches):
             source_ip=source_address(self.dest_ip, self.version, self.source), hops=hops,
             flows=entries, flows_not_measured=len(self.unmeasured), probes=probes,
             elapsed=round(time.monotonic() - self.start, 4),
+            rtt=None if self.min_rtt is None else iso_duration(self.min_rtt),
             ptb=outcome.distinct_ptbs(self.ptbs), diags=list(self.diags))
 
     def _note_unconfirmed(self, flows):

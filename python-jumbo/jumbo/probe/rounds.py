@@ -53,6 +53,7 @@ class Rounds(object):
         self.version = None  # the family, once the dest is resolved
         self.bucket = None  # the dest's answer budget, in that family
         self.srtt = None
+        self.min_rtt = None  # the fastest round trip of a probe that reached the dest
         self.pending = {}
         self.ptbs = []
         self.unreach = []
@@ -92,6 +93,8 @@ class Rounds(object):
             sample = event.when - probe.sent
             self.srtt = sample if self.srtt is None else 0.75 * self.srtt + 0.25 * sample
         if event.kind == tp.ARRIVED:
+            sample = event.when - probe.sent
+            self.min_rtt = sample if self.min_rtt is None else min(self.min_rtt, sample)
             self.answered = True
             # The largest size any flow got across: a smaller silent one met a spent budget
             # (or loss), not an MTU.

@@ -13,6 +13,7 @@ after this one. Each scan stops itself within SCAN_SECONDS.
 import time
 
 from ..core.mtu import MIN_MTU
+from ..core.result import Blackhole, Hop
 from . import transport as tp
 from .search import useful_ptb
 from .timing import SCAN_SECONDS, iso_duration
@@ -124,8 +125,8 @@ class TtlScan(object):
         # search named it (full scans lower `current` so).
         mtu = self.current if (self.full or self.current >= self.rounds.local_max) else None
         self.last_big = (ttl, big.event.source)
-        hop = {"ttl": ttl, "ip": big.event.source, "mtu": mtu,
-               "rtt": iso_duration(big.event.when - big.sent)}
+        hop = Hop(ttl=ttl, ip=big.event.source, mtu=mtu,
+                  rtt=iso_duration(big.event.when - big.sent))
         return self._add_hop(hop, big.outcome == tp.ARRIVED, False, ttl)
 
     def _too_big(self, ttl, big):
@@ -142,8 +143,8 @@ class TtlScan(object):
         """The small probe got past this hop, the big one not (confirmed): the black hole
         is just past the last hop the big probe reached."""
         if self.blackhole is None:
-            self.blackhole = {"ttl": self.last_big[0], "ip": self.last_big[1],
-                              "size": self.current}
+            self.blackhole = Blackhole(ttl=self.last_big[0], ip=self.last_big[1],
+                                       size=self.current)
         if not self.full:
             self.done = True
             return None
@@ -153,8 +154,8 @@ class TtlScan(object):
         lowered = self.flow.search.stage_bottom(self.current)
         hop = None
         if lowered is None or lowered >= self.current:
-            hop = {"ttl": ttl, "ip": small.event.source, "mtu": None,
-                   "rtt": iso_duration(small.event.when - small.sent)}
+            hop = Hop(ttl=ttl, ip=small.event.source, mtu=None,
+                      rtt=iso_duration(small.event.when - small.sent))
         self.current = lowered if lowered is not None else self.small
         if hop is None:
             return ttl
@@ -167,16 +168,15 @@ class TtlScan(object):
         the dest one TTL late, the phantom `*`): its MTU is what the search saw arrive."""
         arrived = self.flow.search.lo
         mtu = arrived if self.full and arrived is not None and arrived < self.current else None
-        self.hops.append({"ttl": ttl, "ip": small.event.source, "mtu": mtu,
-                          "rtt": iso_duration(small.event.when - small.sent)})
+        self.hops.append(Hop(ttl=ttl, ip=small.event.source, mtu=mtu,
+                             rtt=iso_duration(small.event.when - small.sent)))
         self.done = True
         return None
 
     def _silent(self, ttl):
         self.silences[ttl] = self.silences.get(ttl, 0) + 1
         if self.silences[ttl] >= 2:
-            return self._add_hop({"ttl": ttl, "ip": None, "mtu": None, "rtt": None},
-                                 False, False, ttl)
+            return self._add_hop(Hop(ttl=ttl, ip=None, mtu=None, rtt=None), False, False, ttl)
         # Silent: this hop's ICMP budget may be spent, or the dest's (a probe that reached
         # it). Ask again next round, paced.
         self.pace = True
@@ -184,7 +184,7 @@ class TtlScan(object):
 
     def _add_hop(self, hop, reached, changed, ttl):
         self.hops.append(hop)
-        if reached or hop["ip"] == self.rounds.dest_ip:
+        if reached or hop.ip == self.rounds.dest_ip:
             self.done = True
             return None
         if changed:

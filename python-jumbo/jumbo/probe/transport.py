@@ -39,6 +39,8 @@ import socket
 import struct
 import time
 
+from ..core.errors import JumboError
+
 SOL_IP, SOL_IPV6 = 0, 41
 IP_TTL, IP_MTU_DISCOVER, IP_RECVERR = 2, 10, 11
 IP_PMTUDISC_PROBE = 3
@@ -58,11 +60,11 @@ DEFAULT_PORT = 33434
 MARKER = b"JMBP"
 
 
-class ProbeError(Exception):
+class ProbeError(JumboError):
     """A failure the operator must act on (the message says what); the run cannot measure."""
 
 
-class LocalTooBig(Exception):
+class LocalTooBig(JumboError):
     """The local host refuses to send this size (larger than the egress interface MTU)."""
 
 

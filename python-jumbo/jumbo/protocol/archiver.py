@@ -1,7 +1,9 @@
 """The `jumbo` archiver's methods (jumbo.archive.archiver does the work)."""
 
+import importlib
+
 from ..archive import archiver
-from . import enumeration, method
+from . import method
 
 
 def data_is_valid(text):
@@ -20,4 +22,7 @@ def archive():
 def enumerate_plugin():
     """The enumeration in the shape the installed pScheduler accepts (jumbo.protocol.
     enumeration: 5.2's or the 5.3 line's contract)."""
-    return enumeration.enumerate_plugin("archiver", "jumbo")
+    # Loaded here only (it reads the test types' forms, hence the probe stack): pScheduler
+    # calls data-is-valid on every task submission, on a node that may be busy.
+    return importlib.import_module(".enumeration", __package__).enumerate_plugin(
+        "archiver", "jumbo")

@@ -1,9 +1,11 @@
 """The `jumbo-throughput` test's methods: stdin text and argv in, the answer out
 (jumbo.testtype.pair does the work: its spec, its rendering)."""
 
+import importlib
+
 from ..core import validate as validation
 from ..testtype import pair
-from . import enumeration, method
+from . import method
 
 
 def _result(document):
@@ -21,4 +23,8 @@ spec_is_valid, cli_to_spec, spec_to_cli, participants, result_format, spec_forma
 def enumerate_plugin():
     """The enumeration in the shape the installed pScheduler accepts (jumbo.protocol.
     enumeration: 5.2's or the 5.3 line's contract)."""
-    return enumeration.enumerate_plugin("test", "jumbo-throughput")
+    # Loaded here only: it reads the forms, hence the tool runner and the whole probe
+    # stack, most of the methods' import time; pScheduler gives participants and
+    # cli-to-spec 5 s (hard-coded in its API) on a node that may be busy.
+    return importlib.import_module(".enumeration", __package__).enumerate_plugin(
+        "test", "jumbo-throughput")

@@ -47,28 +47,30 @@ def run(text):
 
 
 def merged_results(text):
-    """Always a result object in the test's own shape, never an exception."""
+    """Always a result object in the test's own shape, never an exception: the participants'
+    JSON read once (jumbo.tool.result.merge, jumbo.tool.pair_result.merge), the typed result
+    written back as JSON here."""
     try:
         data = method.loads(text)
     except ValueError as err:
-        return results.failed("Invalid input: %s" % err)
+        return results.failed("Invalid input: %s" % err).as_json()
     if not isinstance(data, dict):
-        return results.failed("Invalid input: expected an object with test and results")
+        return results.failed("Invalid input: expected an object with test and results").as_json()
     test = data.get("test")
     merge, failed = results.merge, results.failed
     if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
         merge, failed = pair.merge, pair.failed
     try:
-        merged = merge(test, data.get("results"))
+        merged = merge(test, data.get("results")).as_json()
     except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
         return failed("cannot merge the participants' results: %s: %s"
-                      % (type(err).__name__, err))
+                      % (type(err).__name__, err)).as_json()
     # A participant's result that is not of the test's shape (a peer's, or a bug) must not
     # become the run's result: the run fails, saying why.
     check = validation.check_pair_result if merge is pair.merge else validation.check_result
     valid, error = check(merged)
     return merged if valid else failed("the participants' results do not merge into a valid "
-                                       "result: %s" % error)
+                                       "result: %s" % error).as_json()
 
 
 def enumerate_plugin():

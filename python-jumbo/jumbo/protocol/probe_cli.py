@@ -12,7 +12,8 @@ import sys
 import threading
 
 from .. import __version__
-from ..probe import ProbeError, measure
+from ..core.errors import JumboError
+from ..probe import measure
 from ..testtype.render import verdict
 from ..testtype.values import rtt_ms
 from ..testtype.spec import CliError, cli_to_spec, option_help
@@ -116,9 +117,9 @@ def text(result):
     lines = [verdict(result)]
     lines.append("Dest %s, target MTU %s, PMTUD %s" % (
         result.get("dest-ip"), result.get("target-mtu"), result.get("pmtud")))
-    lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s" % (
+    lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s, round trip %s" % (
         result.get("local-mtu"), result.get("ip-version"), result.get("method"),
-        result.get("probes", 0), result.get("elapsed", 0.0)))
+        result.get("probes", 0), result.get("elapsed", 0.0), rtt_ms(result.get("rtt"))))
     flows = result.get("flows") or []
     if len(flows) > 1:
         for flow in flows:
@@ -165,7 +166,7 @@ def main(argv=None):
         else:
             with Progress(sys.stderr) as progress:
                 result = measure(spec, progress=progress).as_json()
-    except ProbeError as err:
+    except JumboError as err:
         if want_json:
             print(json.dumps({"schema": 1, "succeeded": False, "error": str(err),
                               "diags": None}))

@@ -1,8 +1,13 @@
 """jumbo-alarms: MTU events in the WLCG/OSG network alarm service's own format.
 
-    jumbo-alarms --store URL --state FILE [the report's store, --sites, --prometheus options]
-                 [--out FILE.jsonl] [--index] [--min-sites N] [--hop-min-sites N]
+    jumbo-alarms --store URL --state FILE [the report's store and credential options]
+                 [--sites FILE] [--since TIME] [--until TIME] [--target-mtu N] [--flap N]
+                 [--prometheus URL [--prometheus-* options]]
+                 [--out FILE.jsonl] [--index] [--lock-wait S] [--min-sites N] [--hop-min-sites N]
                  [--share-drop PERCENT] [--recent-days D] [--baseline-days D] [--recent-since TIME]
+
+Only the options it acts on: the report's --format, --volumes, --interval, --link-speed and
+--limit are refused (alarms_cli.REPORT_OPTIONS).
 
 Each event is what the alarm service (sand-ci/AlarmsAndAlerts) posts: category, subcategory,
 event, body, tags (the WLCG site names, upper case) and source (the event's fields, with
@@ -10,7 +15,10 @@ event, body, tags (the WLCG site names, upper case) and source (the event's fiel
 raised). Four kinds:
 
   jumbo path regressed                      a path whose latest state change went from jumbo
-                                            to a black hole or to standard (tags: its sites)
+                                            to a black hole or to standard (tags: its sites;
+                                            one per path and family; the body names the path,
+                                            its family, both directions' path MTU before and
+                                            now, the size that failed and the culprit hop)
   jumbo regressed from/to multiple sites    a site with regressed paths to or from at least
                                             --min-sites other sites (5, the service's minCount);
                                             its paths raise no pair event
@@ -32,6 +40,7 @@ alarms_index.py). Exit status as jumbo-report.
 """
 
 import collections
+import json
 import math
 
 CATEGORY = "Networking"
@@ -42,42 +51,104 @@ SHARE = ("Other", "jumbo share decreased")
 REGRESSED = ("blackhole", "standard")
 
 
+Seen = collections.namedtuple("Seen", "src dst version ssite dsite state hop ttl size mtu reverse_mtu "
+                                       "hop_mtu")
+
+
 class Collector(object):
-    """The report hook that keeps what the alarms need of each path."""
+    """The report hook that keeps what the alarms need of each path: its state, both
+    directions' path MTU (the report's `path_mtu` and `reverse_path_mtu`), the size that
+    failed and the culprit hop (the black hole's, else the first hop below the target:
+    culprits.py's rule)."""
 
     def __init__(self):
         self.paths = []
 
     def __call__(self, report, paths, host_mtu, opts):
         for p in paths:
-            self.paths.append((p.source, p.dest, p.ip_version, p.source_site.upper(),
-                               p.dest_site.upper(), p.state, p.row.blackhole_ip, p.row.blackhole_ttl,
-                               p.row.blackhole_size, p.path_mtu))
+            row = p.row
+            hop, ttl, hop_mtu = row.blackhole_ip, row.blackhole_ttl, None
+            if not hop and p.state == "standard":
+                hop, ttl, hop_mtu = _mtu_hop(row, opts.target)
+            self.paths.append(Seen(p.source, p.dest, p.ip_version, p.source_site.upper(),
+                                   p.dest_site.upper(), p.state, hop, ttl, row.blackhole_size,
+                                   p.path_mtu, p.reverse_path_mtu, hop_mtu))
+
+
+def _mtu_hop(row, target):
+    """(ip, ttl, mtu) of the first hop between the ends whose MTU is below `target` (the
+    rule of culprits.shared_culprits); the row's hops are {ttl, ip, mtu} objects or
+    (ttl, ip, mtu) triples, or their JSON text (the SQLite store's)."""
+    hops = row.hops
+    if isinstance(hops, str):
+        try:
+            hops = json.loads(hops)
+        except ValueError:
+            hops = None
+    for hop in hops if isinstance(hops, (list, tuple)) else ():
+        if isinstance(hop, dict):
+            ttl, ip, mtu = hop.get("ttl"), hop.get("ip"), hop.get("mtu")
+        elif isinstance(hop, (list, tuple)) and len(hop) == 3:
+            ttl, ip, mtu = hop
+        else:
+            continue
+        if isinstance(mtu, int) and mtu < target and ip not in (None, row.source_ip, row.dest_ip):
+            return ip, ttl, mtu
+    return None, None, None
 
 
 def _ipv(version):
     return "ipv6" if version == 6 else "ipv4"
 
 
+def family(ipv):
+    return "IPv6" if ipv == "ipv6" else "IPv4"
+
+
+def _mtu(value):
+    return "?" if value is None else str(value)
+
+
+def path_text(p):
+    """One line naming the path, its family, both directions' MTU before and now, the size
+    that failed and the culprit hop: what a ticket needs."""
+    text = "%s -> %s (%s): path MTU %s -> %s, reverse %s -> %s" % (
+        p["src_host"], p["dest_host"], family(p["ipv"]), _mtu(p["from_path_mtu"]),
+        _mtu(p["path_mtu"]), _mtu(p["from_reverse_path_mtu"]), _mtu(p["reverse_path_mtu"]))
+    if p["size"]:
+        text += "; %d-byte packets lost" % p["size"]
+    elif p["hop_ip"]:
+        text += "; limited"
+    if p["hop_ip"]:
+        text += " at hop %s%s%s" % (p["hop_ip"],
+                                    "" if p["hop_ttl"] is None else " (TTL %s)" % p["hop_ttl"],
+                                    "" if p.get("hop_mtu") is None else ", MTU %s" % p["hop_mtu"])
+    return text
+
+
 def regressions(report, collector):
     """[path dict] whose latest change (failed and undecided results skipped) is jumbo -> REGRESSED and whose
-    state is still that one; flapping paths are left to the report."""
-    flapping = set((f["source"], f["dest"]) for f in report["flapping"])
+    state is still that one; flapping paths (of the same family) are left to the report."""
+    flapping = set((f["source"], f["dest"], f.get("ip_version")) for f in report["flapping"])
     previous = {}
     for c in report["changes"]:                       # newest first
         key = (c["source"], c["dest"], c.get("ip_version"))
         if key not in previous and c["from"] not in ("failed", "unknown"):
-            previous[key] = (c["from"], c["to"], c["start"])
+            previous[key] = c
     out = []
-    for src, dst, version, ssite, dsite, state, hop, ttl, size, mtu in collector.paths:
-        before = previous.get((src, dst, version))
-        if before is None or before[0] != "jumbo" or state not in REGRESSED or (src, dst) in flapping:
+    for s in collector.paths:
+        before = previous.get((s.src, s.dst, s.version))
+        if before is None or before["from"] != "jumbo" or s.state not in REGRESSED or \
+                (s.src, s.dst, s.version) in flapping:
             continue
         out.append(collections.OrderedDict([
-            ("ipv", _ipv(version)), ("ipv6", version == 6), ("src_host", src), ("dest_host", dst),
-            ("src_site", ssite), ("dest_site", dsite), ("from_state", "jumbo"), ("to_state", state),
-            ("changed_at", before[2]), ("path_mtu", mtu), ("hop_ip", hop), ("hop_ttl", ttl),
-            ("size", size)]))
+            ("ipv", _ipv(s.version)), ("ipv6", s.version == 6), ("src_host", s.src),
+            ("dest_host", s.dst), ("src_site", s.ssite), ("dest_site", s.dsite),
+            ("from_state", "jumbo"), ("to_state", s.state), ("changed_at", before["start"]),
+            ("from_path_mtu", before.get("from_mtu")),
+            ("from_reverse_path_mtu", before.get("from_reverse_mtu")), ("path_mtu", s.mtu),
+            ("reverse_path_mtu", s.reverse_mtu), ("hop_ip", s.hop), ("hop_ttl", s.ttl),
+            ("hop_mtu", s.hop_mtu), ("size", s.size)]))
     return out
 
 
@@ -99,10 +170,11 @@ def _hop_events(collector, w, hop_min_sites):
     """One black hole at one hop, across sites: one event for all its paths (regressed or not).
     The events, and the (src, dest, ipv) of the paths they take."""
     by_hop = collections.defaultdict(list)
-    for src, dst, version, ssite, dsite, state, hop, ttl, size, _mtu in collector.paths:
-        if state == "blackhole" and hop:
-            by_hop[(hop, _ipv(version))].append({"src_host": src, "dest_host": dst, "src_site": ssite,
-                                                 "dest_site": dsite, "hop_ttl": ttl, "size": size})
+    for s in collector.paths:
+        if s.state == "blackhole" and s.hop:
+            by_hop[(s.hop, _ipv(s.version))].append({
+                "src_host": s.src, "dest_host": s.dst, "src_site": s.ssite, "dest_site": s.dsite,
+                "hop_ttl": s.ttl, "size": s.size, "path_mtu": s.mtu})
     out = []
     taken = set()
     for (hop, ipv), group in sorted(by_hop.items()):
@@ -110,14 +182,19 @@ def _hop_events(collector, w, hop_min_sites):
         if len(sites) < hop_min_sites or len(group) < 2:
             continue
         key = ("hop", hop, ipv)
-        src = dict(w, ipv=ipv, ipv6=ipv == "ipv6", hop_ip=hop,
-                   hop_ttl=sorted(set(p["hop_ttl"] for p in group if p["hop_ttl"] is not None)),
-                   size=max([p["size"] or 0 for p in group]) or None, sites=sites,
+        ttls = sorted(set(p["hop_ttl"] for p in group if p["hop_ttl"] is not None))
+        size = max([p["size"] or 0 for p in group]) or None
+        mtus = [p["path_mtu"] for p in group if p["path_mtu"] is not None]
+        src = dict(w, ipv=ipv, ipv6=ipv == "ipv6", hop_ip=hop, hop_ttl=ttls, size=size,
+                   path_mtu=min(mtus) if mtus else None, sites=sites,
                    src_sites=sorted(set(p["src_site"] for p in group)),
                    dest_sites=sorted(set(p["dest_site"] for p in group)), num_pairs=len(group),
                    pairs=["%s -> %s" % (p["src_host"], p["dest_host"]) for p in group][:100])
-        out.append((key, _event(HOP, "MTU black hole at hop %s on %d paths of %d sites"
-                                % (hop, len(group), len(sites)), sites, src, key)))
+        body = "MTU black hole at hop %s (%s%s) on %d paths of %d sites%s%s, e.g. %s" % (
+            hop, family(ipv), ", TTL %s" % "/".join(str(t) for t in ttls) if ttls else "",
+            len(group), len(sites), "; %d-byte packets lost" % size if size else "",
+            "; path MTU %s" % src["path_mtu"] if mtus else "", src["pairs"][0])
+        out.append((key, _event(HOP, body, sites, src, key)))
         taken.update((p["src_host"], p["dest_host"], ipv) for p in group)
     return out, taken
 
@@ -140,8 +217,14 @@ def _site_events(paths, w, min_sites):
         key = ("site", site, ipv)
         src = dict(w, ipv=ipv, ipv6=ipv == "ipv6", site=site, dest_sites=dest_sites,
                    src_sites=src_sites, num_paths=len(group),
-                   to_states=dict(collections.Counter(p["to_state"] for p in group)))
-        out.append((key, _event(SITE, "jumbo regressed from/to multiple sites", [site], src, key)))
+                   to_states=dict(collections.Counter(p["to_state"] for p in group)),
+                   pairs=["%s -> %s" % (p["src_host"], p["dest_host"]) for p in group][:100])
+        others = len(set(dest_sites) | set(src_sites))
+        body = "jumbo regressed on %d %s paths from/to %s and %d other site%s (%s), e.g. %s" % (
+            len(group), family(ipv), site, others, "" if others == 1 else "s",
+            ", ".join("%d to %s" % (n, st) for st, n in sorted(src["to_states"].items())),
+            path_text(group[0]))
+        out.append((key, _event(SITE, body, [site], src, key)))
         taken.update(id(p) for p in group)
     return out, taken
 
@@ -150,7 +233,9 @@ def _path_events(paths, w):
     out = []
     for p in paths:
         key = ("path", p["src_host"], p["dest_host"], p["ipv"], p["to_state"])
-        out.append((key, _event(PATH, "jumbo path regressed to %s" % p["to_state"],
+        out.append((key, _event(PATH, "jumbo path regressed to %s: %s" % (
+                                    "a black hole" if p["to_state"] == "blackhole" else "standard",
+                                    path_text(p)),
                                 sorted(set([p["src_site"], p["dest_site"]])), dict(w, **p), key)))
     return out
 
@@ -167,7 +252,10 @@ def _share_events(shares, w, share_drop):
             continue
         key = ("share", site, basis)
         src = dict(w, site=site, basis=basis, baseline=base, recent=recent, change=change)
-        out.append((key, _event(SHARE, "jumbo share decreased", [site], src, key)))
+        body = "jumbo share of %s decreased by %g %%: %.1f %% -> %.1f %% of %s" % (
+            site, -change, 100.0 * base, 100.0 * recent,
+            "its bytes sent at jumbo MSS" if basis == "bytes" else "its paths jumbo both ways")
+        out.append((key, _event(SHARE, body, [site], src, key)))
     return out
 
 

@@ -4,6 +4,7 @@ import datetime
 import json
 import sys
 
+from ..core.mtu import MAX_IP_PACKET, MIN_MTU_V6
 from ..core.units import unix_time
 from . import alarm_state, alarms, alarms_index, cli, model
 from .errors import NoData, ReportError, exit_status
@@ -12,26 +13,42 @@ from .inputs import parse_date, read_sites
 ALARMS_INDEX = alarms_index.ALARMS_INDEX
 
 
+# The report's options jumbo-alarms reads (the store, its credentials, the window, the sites,
+# the target and Prometheus); the rest (--format, --volumes, --interval, --link-speed, --limit)
+# shape a report it never writes: refused, not silently ignored.
+REPORT_OPTIONS = ("version", "store", "ca_file", "api_key_file", "auth_file", "verify_ssl", "sites",
+                  "since", "until", "target_mtu", "flap", "prometheus", "prometheus_ca_file",
+                  "prometheus_verify", "prometheus_token_file", "prometheus_auth_file",
+                  "prometheus_deadline", "prometheus_devices")
+LIMIT = 10 ** 6     # every path and change the events are taken from: no list is cut short
+
+
 def parser():
-    p = cli.parser()
-    p.prog = "jumbo-alarms"
-    p.description = "MTU events in the WLCG/OSG network alarm service's format (JSON lines)"
-    p.add_argument("--state", required=True, help="state file of the events raised and still holding")
-    p.add_argument("--index", action="store_true",
-                   help="also index new events into the OpenSearch store's %s index" % ALARMS_INDEX)
-    p.add_argument("--lock-wait", type=float, default=600.0,
-                   help="seconds to wait for another run holding the state's lock (600)")
-    p.add_argument("--min-sites", type=int, default=5,
-                   help="other sites that make a site event instead of pair events (5)")
-    p.add_argument("--hop-min-sites", type=int, default=2,
-                   help="sites whose black holes at one hop make one shared event (2)")
-    p.add_argument("--share-drop", type=float, default=50.0,
-                   help="percent fall of a site's jumbo share against its baseline (50)")
-    p.add_argument("--recent-days", type=float, default=3.0, help="the recent period (3 days)")
-    p.add_argument("--baseline-days", type=float, default=21.0,
-                   help="the baseline period before it (21 days)")
-    p.add_argument("--recent-since", help="start of the recent period (default: --until minus "
-                   "--recent-days)")
+    report = cli.parser()
+    p = type(report)(prog="jumbo-alarms", description="MTU events in the WLCG/OSG network alarm "
+                     "service's format (JSON lines), each raised once while its condition holds")
+    events = p.add_argument_group("events")
+    events.add_argument("--state", required=True, help="state file of the events raised and still holding")
+    events.add_argument("--out", help="append the events (JSON lines) here instead of standard output")
+    events.add_argument("--index", action="store_true",
+                        help="also index new events into the OpenSearch store's %s index" % ALARMS_INDEX)
+    events.add_argument("--lock-wait", type=float, default=600.0,
+                        help="seconds to wait for another run holding the state's lock (600)")
+    events.add_argument("--min-sites", type=int, default=5,
+                        help="other sites that make a site event instead of pair events (5)")
+    events.add_argument("--hop-min-sites", type=int, default=2,
+                        help="sites whose black holes at one hop make one shared event (2)")
+    events.add_argument("--share-drop", type=float, default=50.0,
+                        help="percent fall of a site's jumbo share against its baseline (50)")
+    events.add_argument("--recent-days", type=float, default=3.0, help="the recent period (3 days)")
+    events.add_argument("--baseline-days", type=float, default=21.0,
+                        help="the baseline period before it (21 days)")
+    events.add_argument("--recent-since", help="start of the recent period (default: --until minus "
+                        "--recent-days)")
+    shared = p.add_argument_group("the store and the results read (as jumbo-report's)")
+    for action in report._actions:
+        if action.dest in REPORT_OPTIONS:
+            shared._add_action(action)
     return p
 
 
@@ -39,10 +56,10 @@ def _iso(epoch):
     return datetime.datetime.utcfromtimestamp(epoch).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _build(args, since, until, hooks, limit=None):
+def _build(args, since, until, hooks):
     opts = model.Options(target=args.target_mtu, since=since, until=until,
                          sites=read_sites(args.sites) if args.sites else None,
-                         limit=limit or args.limit, flap=args.flap, extra=hooks)
+                         limit=LIMIT, flap=args.flap, extra=hooks)
     queries = cli.open_queries(args.store, **cli.store_options(args))
     try:
         return model.build(queries, opts)
@@ -74,6 +91,8 @@ def _shares(args, base, split, until):
 
 def run(argv=None):
     args = parser().parse_args(argv)
+    if not MIN_MTU_V6 <= args.target_mtu <= MAX_IP_PACKET:
+        raise ReportError("--target-mtu must be between %d and %d" % (MIN_MTU_V6, MAX_IP_PACKET))
     for name in ("min_sites", "hop_min_sites"):
         if getattr(args, name) < 1:
             raise ReportError("--%s must be at least 1" % name.replace("_", "-"))
@@ -98,7 +117,7 @@ def _raise(args, now, since, base, split, until):
     active = alarm_state.load(args.state)
     collector = alarms.Collector()
     hook = cli.telemetry_hook(args)
-    report = _build(args, since, _iso(until), [collector] + ([hook] if hook else []), limit=10 ** 6)
+    report = _build(args, since, _iso(until), [collector] + ([hook] if hook else []))
     shares = _shares(args, _iso(base), _iso(split), _iso(until))
     current = alarms.events(report, collector, (since, _iso(until)), args.min_sites,
                             args.hop_min_sites, shares, args.share_drop)

@@ -12,7 +12,7 @@ from ..archive.stores import open_store
 from .errors import ReportError
 
 ALARMS_INDEX = "jumbo_alarms"
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2      # 2: the MTUs before and now, both directions, and the hop's MTU
 MANAGED_BY = "jumbo-alarms"
 
 _K = {"type": "keyword"}
@@ -29,7 +29,8 @@ MAPPING = {
             "alarm_id": _K, "from": _DATE, "to": _DATE, "ipv": _K, "ipv6": {"type": "boolean"},
             "src_host": _K, "dest_host": _K, "src_site": _K, "dest_site": _K, "site": _K,
             "from_state": _K, "to_state": _K, "changed_at": _DATE, "path_mtu": _INT,
-            "hop_ip": _K, "hop_ttl": _INT, "size": _INT, "sites": _K, "src_sites": _K,
+            "reverse_path_mtu": _INT, "from_path_mtu": _INT, "from_reverse_path_mtu": _INT,
+            "hop_ip": _K, "hop_ttl": _INT, "hop_mtu": _INT, "size": _INT, "sites": _K, "src_sites": _K,
             "dest_sites": _K, "num_pairs": _INT, "num_paths": _INT, "pairs": _K,
             "basis": _K, "baseline": _FLOAT, "recent": _FLOAT, "change": _FLOAT}},
     },
@@ -59,6 +60,13 @@ def _ensure_template(store, index):
         store.check(status, parsed, "--index: reading the index template %s" % index)
     status, parsed = store.request("PUT", "/_index_template/" + index, template(index))
     store.check(status, parsed, "--index: installing the index template %s" % index)
+    # An index made under an older version of the template gets the fields added since
+    # (a mapping only grows; fields not in it would be kept but never searchable).
+    status, parsed = store.request("HEAD", "/" + index)
+    if status == 200:
+        status, parsed = store.request("PUT", "/%s/_mapping" % index,
+                                       {"properties": MAPPING["properties"]})
+        store.check(status, parsed, "--index: bringing the mapping of %s up to date" % index)
 
 
 def index_events(store_url, store_options, events, stored):

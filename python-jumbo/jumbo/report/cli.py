@@ -19,7 +19,7 @@ import sys
 
 from .. import __version__
 from ..core.mtu import DEFAULT_TARGET_MTU, MAX_IP_PACKET, MIN_MTU_V6
-from . import model
+from . import check, model
 from .errors import ReportError, exit_status
 from .firefly_used import FireflyUsed
 from .html import to_html
@@ -85,6 +85,7 @@ def parser():
     p.add_argument("--prometheus-devices", metavar="REGEX",
                    help="interfaces whose MTU is the host's (default: all but loopback, "
                    "container, bridge and tunnel interfaces)")
+    check.add_options(p)
     return p
 
 
@@ -191,6 +192,9 @@ def run(argv=None):
 
 
 def main(argv=None):
+    if check.requested(sys.argv[1:] if argv is None else argv):
+        return check.main(argv, parser(), lambda args: open_queries(args.store, **store_options(args)))
+
     def step():
         _report, text, out = run(argv)
         if out:

@@ -19,6 +19,7 @@ first copy's series have been handed on already.
 import json
 import re
 
+from ..core.errors import JumboError
 from .errors import ReportError
 
 MAX_ANSWER = 64 * 1024 * 1024       # bytes read from one answer at most
@@ -29,7 +30,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
-class _Malformed(ValueError):
+class _Malformed(JumboError, ValueError):
     pass
 
 

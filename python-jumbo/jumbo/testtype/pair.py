@@ -15,12 +15,12 @@ Spec (flat, schema.PAIR_SPEC_V1): source, source-node, dest, dest-node, ip-versi
 (one path-MTU probe's answer), and the legs: duration, omit, rounds, parallel, congestion,
 direction, order, fq-rate, port (jumbo.testtype.spec.THROUGHPUT_DEFAULTS).
 
-Public API (jumbo.protocol.jumbo_throughput's seven methods call these; the tool calls internal_spec/assemble/merge):
+Public API (jumbo.protocol.jumbo_throughput's seven methods call these; the result is
+jumbo.core.result.PairResult, assembled and merged by the tool, jumbo.tool.pair_result):
     validate(spec), require_valid(spec)
     participants(spec)            -> {"participants": [lead|null, dest-node|dest]}
     cli_to_spec(argv), spec_to_cli(spec)
     internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.tool.throughput use
-    assemble(...), merge(test, results), failed(error)
     result_text, result_html, spec_text, spec_html, verdict(result)
 """
 
@@ -32,8 +32,6 @@ from ..core import units
 from ..core import validate as validation
 from ..core.spec import (HOST_KEYS, LEG_KEYS, PAIR_DEFAULTS as DEFAULTS,  # noqa: F401
                          internal_spec, pair_with_defaults as with_defaults)
-from ..tool.pair_result import (PATH_FIELDS, SCHEMA, SUCCESS_VERDICTS,  # noqa: F401
-                                assemble, failed, merge)
 from ..tool.runner import SLOT_FIELDS, validate_pair as validate  # noqa: F401
 
 TEST = schemas.PAIR_TEST

@@ -225,6 +225,8 @@ def _summary(spec, result):
         pairs.append(("Probes sent", result.get("probes")))
     if number(result.get("elapsed")) is not None:
         pairs.append(("Elapsed", _elapsed(result["elapsed"])))
+    if result.get("rtt") is not None:
+        pairs.append(("Round trip", _rtt(result.get("rtt"))))
     return [(label, show(value)) for label, value in pairs if value is not None]
 
 

@@ -18,6 +18,7 @@ import optparse
 
 from ..core import mtu as mtus
 from ..core import schema as schemas
+from ..core.errors import JumboError
 from ..core.spec import (DEFAULTS, MOVED_TO_PAIR_TEST, THROUGHPUT_DEFAULTS,  # noqa: F401
                          THROUGHPUT_DURATION_MAX, THROUGHPUT_DURATION_MIN, THROUGHPUT_OMIT_MAX,
                          TIMEOUT_MAX, address_family, effective_ip_version, require_valid,
@@ -67,7 +68,7 @@ def participants(spec):
 # ------------------------------------------------------------------------------------------
 # CLI <-> spec
 
-class CliError(ValueError):
+class CliError(JumboError, ValueError):
     """A CLI parse problem or a --help request: `str(err)` is the text for stderr (exit 1)."""
 
     def __init__(self, text, is_help=False):

@@ -15,11 +15,11 @@ def reflector_versions(spec):
     `dest` resolved as the source resolves it), both only when that cannot be told. A run
     of the other family at the same moment (a mesh runs v4 and v6 side by side, pmtu is a
     background test) then never finds its port taken by this one."""
-    if spec.get("ip-version") in (4, 6):
-        return (spec["ip-version"],)
+    if spec.ip_version in (4, 6):
+        return (spec.ip_version,)
     try:
-        return (resolve(spec["dest"])[1],)
-    except (ResolveError, KeyError, TypeError):
+        return (resolve(spec.dest)[1],)
+    except (ResolveError, TypeError):
         return (4, 6)
 
 

@@ -296,10 +296,10 @@ def bind_address(spec, version=None):
     """(address, None) the dest's server listens on, or (None, why it listens on all);
     `version`: the family, else the spec's ip-version, else the resolver's preference."""
     if version not in (4, 6):
-        version = spec.get("ip-version") if spec.get("ip-version") in (4, 6) else None
+        version = spec.ip_version if spec.ip_version in (4, 6) else None
     try:
-        address, version = resolve(spec["dest"], version)
-    except (ResolveError, KeyError, TypeError) as err:
+        address, version = resolve(spec.dest, version)
+    except (ResolveError, TypeError) as err:
         return None, "cannot resolve the dest here (%s)" % err
     family = socket.AF_INET6 if version == 6 else socket.AF_INET
     try:

@@ -1,73 +1,54 @@
-"""The jumbo-throughput test's result: built on the source from the path-MTU step's answer and
-the legs' `throughput` object (assemble), merged on the lead with the dest's iperf3 server
-report (merge); every result is checked whole against its schema (jumbo.core.schema)."""
+"""The jumbo-throughput test's result (a jumbo.core.result.PairResult): built on the source
+from the path-MTU step's answer and the legs' Throughput (assemble), merged on the lead with
+the dest's iperf3 server report (merge); every result is checked whole against its schema
+(jumbo.core.schema) before it leaves."""
 
 import copy
 
 from ..core import validate as validation
-
-SCHEMA = 1
-
-# What the path-MTU step contributes, from the probe engine's answer.
-PATH_FIELDS = ("path-mtu", "local-mtu", "pmtud", "dest-ip", "source-ip", "ip-version")
-SUCCESS_VERDICTS = ("jumbo-faster", "jumbo-slower", "no-difference", "blackhole", "skipped")
-
-
-def _base():
-    return {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
-            "path-mtu": None, "pmtud": "unknown", "path-mtu-error": None,
-            "runs": [], "standard": None, "jumbo": None, "gain": None, "gain-noise": None,
-            "mathis": None, "verdict": "failed", "skipped": None, "jumbo-mtu": None,
-            "notes": []}
+from ..core.result import PATH_FIELDS, SUCCESS_VERDICTS, PairResult, Throughput
+from ..core.result.members import attribute
 
 
 def assemble(forward, forward_error, throughput, peer_error=None):
-    """The test result from the path-MTU step's answer and the legs' `throughput` object.
+    """The test result from the path-MTU step's answer (a PathResult or None) and the legs'
+    Throughput (or None).
 
     succeeded: the legs gave a verdict (a black hole or a skipped jumbo leg is a measurement);
     failed when no comparison could be made."""
-    result = _base()
-    if isinstance(forward, dict):
-        for key in PATH_FIELDS:
-            if forward.get(key) is not None:
-                result[key] = forward[key]
-    if result["path-mtu"] is None:
-        result["path-mtu-error"] = forward_error or "the path MTU was not measured"
-    if isinstance(throughput, dict):
-        for key in ("runs", "standard", "jumbo", "gain", "gain-noise", "mathis", "verdict",
-                    "skipped", "jumbo-mtu", "notes", "by-direction"):
-            if key in throughput and throughput[key] is not None:
-                result[key] = copy.deepcopy(throughput[key])
-        error = throughput.get("error")
+    result = PairResult()
+    if forward is not None:
+        for name in map(attribute, PATH_FIELDS):
+            if getattr(forward, name) is not None:
+                setattr(result, name, getattr(forward, name))
+    if result.path_mtu is None:
+        result.path_mtu_error = forward_error or "the path MTU was not measured"
+    if isinstance(throughput, Throughput):
+        for name in map(attribute, PairResult.LEG_MEMBERS):
+            if throughput.has(name) and getattr(throughput, name) is not None:
+                setattr(result, name, copy.deepcopy(getattr(throughput, name)))
+        error = throughput.error
     else:
         error = peer_error or "the throughput legs did not run"
-    result["succeeded"] = result["verdict"] in SUCCESS_VERDICTS
-    if not result["succeeded"]:
-        result["error"] = error or _first_leg_error(result) or "no leg gave a comparison"
+    result.succeeded = result.verdict in SUCCESS_VERDICTS
+    if not result.succeeded:
+        result.error = error or result.first_leg_error() or "no leg gave a comparison"
     elif error:
-        result["notes"] = list(result["notes"]) + [error]
+        result.notes = list(result.notes) + [error]
     return _checked(result)
 
 
-def _first_leg_error(result):
-    for run in result.get("runs") or []:
-        if isinstance(run, dict) and run.get("error"):
-            return "leg %s: %s" % (run.get("order"), run["error"])
-    return None
-
-
 def _checked(result):
-    valid, error = validation.check_pair_result(result)
+    valid, error = validation.check_pair_result(result.as_json())
     if valid:
         return result
-    broken = _base()
-    broken["error"] = "internal error: the result does not match its schema (%s)" % error
-    broken["diags"] = result.get("diags") or ""
-    return broken
+    return PairResult.failed("internal error: the result does not match its schema (%s)" % error,
+                             result.diags or "")
 
 
 def merge(test, participant_results):
-    """merged-results: p0's result, with p1's iperf3 server report as `server`."""
+    """merged-results: p0's result (JSON, as pScheduler hands it over) as a PairResult, with
+    p1's iperf3 server report as `server`."""
     if not isinstance(participant_results, list) or not participant_results:
         return failed("no participant results to merge")
     lead = participant_results[0]
@@ -75,29 +56,32 @@ def merge(test, participant_results):
     if not isinstance(inner, dict) or "schema" not in inner:
         error = (lead or {}).get("error") if isinstance(lead, dict) else None
         return failed(str(error or "the source participant produced no result"),
-                       str((lead or {}).get("diags") or "") if isinstance(lead, dict) else "")
-    result = copy.deepcopy(inner)
+                      str((lead or {}).get("diags") or "") if isinstance(lead, dict) else "")
+    result = PairResult.from_json(inner)
     dest = participant_results[1] if len(participant_results) > 1 else None
-    notes = [result.get("diags") or ""]
+    notes = [result.diags or ""]
     if not isinstance(dest, dict):
         notes.append("the dest participant's result is missing")
     else:
-        if not dest.get("succeeded"):
-            notes.append("dest participant: %s" % (dest.get("error") or "failed"))
-        server = (dest.get("result") or {}).get("throughput-server") \
-            if isinstance(dest.get("result"), dict) else None
-        if isinstance(server, dict):
-            result["server"] = server
-            if not server.get("succeeded") and result.get("succeeded") is False \
-                    and not result.get("error"):
-                result["error"] = "iperf3 server: %s" % server.get("error")
-    result["diags"] = "; ".join(n for n in notes if n)
+        notes.append(_fold_server(result, dest))
+    result.diags = "; ".join(n for n in notes if n)
     return _checked(result)
+
+
+def _fold_server(result, dest):
+    """p1's iperf3 server report into `result`; returns a note for diags (or None)."""
+    note = None
+    if not dest.get("succeeded"):
+        note = "dest participant: %s" % (dest.get("error") or "failed")
+    server = (dest.get("result") or {}).get("throughput-server") \
+        if isinstance(dest.get("result"), dict) else None
+    if isinstance(server, dict):
+        result.server = server
+        if not server.get("succeeded") and result.succeeded is False and not result.error:
+            result.error = "iperf3 server: %s" % server.get("error")
+    return note
 
 
 def failed(error, diags=""):
     """A jumbo-throughput result that says why there is no measurement."""
-    result = _base()
-    result["error"] = error
-    result["diags"] = diags
-    return result
+    return PairResult.failed(error, diags)

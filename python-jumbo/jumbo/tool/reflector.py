@@ -41,6 +41,7 @@ import struct
 import threading
 import time
 
+from ..core.errors import JumboError
 from ..core.mtu import IP_HEADER, MIN_MTU
 from ..probe.wire import (ANSWER, EXTENDED_ERR, HEADER_LEN, HELLO, IP_MTU_DISCOVER,  # noqa: F401
                           IP_PKTINFO, IP_PMTUDISC_DONT, IP_PMTUDISC_PROBE, IP_RECVERR,
@@ -68,7 +69,7 @@ STATUS_ROOM = 1280 - 40 - 8  # UDP payload of a STATUS answer: fits IPv6's minim
 STATUS_GRACE = 1.0        # the reflector answers STATUS retries this long after the first
 
 
-class ReflectorError(Exception):
+class ReflectorError(JumboError):
     """The reflector cannot run (every candidate port busy, no address family available)."""
 
 

@@ -41,13 +41,13 @@ def new_secret():
 
 
 def source_address(spec):
-    """The address p0 will probe from (for p0's participant data), or None."""
-    version = spec.get("ip-version") if spec.get("ip-version") in (4, 6) else None
+    """The address p0 will probe from (for p0's participant data), or None; `spec`: a RunSpec."""
+    version = spec.ip_version if spec.ip_version in (4, 6) else None
     try:
-        dest, version = resolve(spec["dest"], version)
-        if spec.get("source"):
-            return resolve(spec["source"], version)[0]
-    except (ResolveError, KeyError, TypeError):
+        dest, version = resolve(spec.dest, version)
+        if spec.source:
+            return resolve(spec.source, version)[0]
+    except (ResolveError, TypeError):
         return None
     return route_source(dest, version)
 

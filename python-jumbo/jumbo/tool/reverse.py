@@ -12,11 +12,11 @@ import json
 import time
 
 from ..core.mtu import IP_HEADER, MIN_MTU, PLATEAUS
+from ..core.result import Reverse, fold_pmtud
 from ..core.units import duration_seconds_or_none
 from ..probe.wire import ANSWER, HEADER_LEN, HELLO, STATUS, UDP_HEADER, token_key
 from .reverse_client import ReflectorClient
-from .reverse_flows import (CONFIRM, FlowSearch, collect_all, flow_verdict, refusals,
-                            send_round, spread)
+from .reverse_flows import CONFIRM, FlowSearch, collect_all, flow_verdict, refusals, send_round
 
 # Source side search parameters.
 # Seconds p0 keeps greeting p1 (p0 already waited the runner's START_WAIT for p1's start-up
@@ -39,23 +39,20 @@ def measure_reverse(address, port, token, version, forward_mtu=None, min_size=No
     equal-cost members the dest's replies to each flow may be hashed onto a different member,
     so a member that is narrower (or a black hole) is caught, as the forward engine does.
 
-    Returns a dict: reverse-path-mtu (the smallest over the flows, or None), reverse-pmtud,
-    reverse-local-mtu (the dest's own interface MTU when known), reverse-ptb (PTBs the dest
-    received), reverse-flows, probes, elapsed, rtt, rounds, error, notes, and the dest's report
-    (`dest-report`) when its STATUS answer came back.
+    Returns a jumbo.core.result.Reverse: path_mtu (the smallest over the flows, or None),
+    pmtud, local_mtu (the dest's own interface MTU when known), ptb (PTBs the dest received),
+    flows, probes, elapsed, rtt, rounds, error, notes, and the dest's report (`dest_report`)
+    when its STATUS answer came back.
     """
     started = time.monotonic()
     if deadline is None:
-        deadline = started + max_duration({"timeout": "PT%gS" % timeout})
+        deadline = started + bound(timeout)
     key = token_key(token)
     floor = max(MIN_MTU[version], min_size or 0, IP_HEADER[version] + UDP_HEADER + HEADER_LEN)
     ceiling = min(int(max_size or DEFAULT_MAX_SIZE), 65535)
     if ceiling < floor:
         ceiling = floor
-    answer = {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "reverse-local-mtu": None,
-              "reverse-ptb": [], "reverse-flows": [], "probes": 0, "elapsed": 0.0, "rtt": None,
-              "error": None, "notes": [], "dest-report": None,
-              "reflector": "%s:%d" % (address, port)}
+    answer = Reverse.started("%s:%d" % (address, port))
     clients = []
     try:
         for _ in range(max(1, min(int(flows or 1), MAX_FLOWS))):
@@ -63,16 +60,16 @@ def measure_reverse(address, port, token, version, forward_mtu=None, min_size=No
     except OSError as err:
         for client in clients:
             client.close()
-        answer["error"] = "cannot open the reverse-path socket: %s" % (err.strerror or err)
+        answer.error = "cannot open the reverse-path socket: %s" % (err.strerror or err)
         return answer
     try:
         return _search(clients, answer, floor, ceiling, timeout, deadline, started)
     except OSError as err:
-        answer["error"] = "reverse path measurement failed: %s" % (err.strerror or err)
+        answer.error = "reverse path measurement failed: %s" % (err.strerror or err)
         return answer
     finally:
-        answer["probes"] = sum(client.probes for client in clients)
-        answer["elapsed"] = round(time.monotonic() - started, 3)
+        answer.probes = sum(client.probes for client in clients)
+        answer.elapsed = round(time.monotonic() - started, 3)
         for client in clients:
             client.close()
 
@@ -81,26 +78,25 @@ def _search(clients, answer, floor, ceiling, timeout, deadline, started):
     first = clients[0]
     rtt = _hello(first, min(deadline, started + HELLO_WINDOW))
     if rtt is None:
-        answer["error"] = ("the dest participant's reflector at %s did not answer within %.1f s "
-                           "(dest not running the tool, port filtered, or a wrong token)"
-                           % (answer["reflector"], min(deadline, started + HELLO_WINDOW)
-                              - started))
+        answer.error = ("the dest participant's reflector at %s did not answer within %.1f s "
+                        "(dest not running the tool, port filtered, or a wrong token)"
+                        % (answer.reflector, min(deadline, started + HELLO_WINDOW) - started))
         return answer
-    answer["rtt"] = round(rtt, 6)
-    wait = _round_wait(timeout, rtt)
+    answer.rtt = round(rtt, 6)
+    wait = round_wait(timeout, rtt)
     searches, refused = _rounds(clients, answer, floor, ceiling, wait, deadline)
     # STATUS: p1's view (PTBs it received, its own limit, whether the silent sizes were
     # really sent); it also tells p1 we are done.
     silent_edges = ["%s:%d" % (s.client.nonce.hex(), s.boundary) for s in searches
                     if s.boundary is not None and s.boundary not in refused]
     report = status(first, wait, deadline, silent_edges)
-    answer["dest-report"] = report
+    answer.dest_report = report
     if report:
-        answer["reverse-ptb"] = report.get("ptb") or []
+        answer.ptb = report.get("ptb") or []
         if report.get("local-mtu"):
-            answer["reverse-local-mtu"] = report["local-mtu"]
+            answer.local_mtu = report["local-mtu"]
     for search in searches:
-        answer["reverse-flows"].append(flow_verdict(search, refused, ceiling, report, answer))
+        answer.flows.append(flow_verdict(search, refused, ceiling, report, answer))
     return _conclude(answer, searches, refused, floor)
 
 
@@ -137,27 +133,25 @@ def _rounds(clients, answer, floor, ceiling, wait, deadline):
             search.update(refused, floor, ceiling, per_round)
             if search.good is None and search.silent.get(floor, 0) >= CONFIRM:
                 search.done = True
-    answer["rounds"] = rounds
+    answer.rounds = rounds
     return searches, refused
 
 
 def _conclude(answer, searches, refused, floor):
     """The reverse path MTU and PMTUD verdict over the flows."""
-    measured = [f["path-mtu"] for f in answer["reverse-flows"] if f["path-mtu"] is not None]
+    measured = [f.path_mtu for f in answer.flows if f.path_mtu is not None]
     if not measured:
-        answer["error"] = "no reply of even %d bytes came back from the dest (reverse path)" % floor
+        answer.error = "no reply of even %d bytes came back from the dest (reverse path)" % floor
         return answer
-    answer["reverse-path-mtu"] = min(measured)
-    verdicts = set(f["pmtud"] for f in answer["reverse-flows"] if f["path-mtu"] is not None)
-    for verdict in ("blackhole", "unknown", "ok", "not-needed"):
-        if verdict in verdicts:
-            answer["reverse-pmtud"] = verdict
-            break
-    if answer["reverse-local-mtu"] is None and any(
+    answer.path_mtu = min(measured)
+    verdicts = set(f.pmtud for f in answer.flows if f.path_mtu is not None)
+    if verdicts:
+        answer.pmtud = fold_pmtud(verdicts)
+    if answer.local_mtu is None and any(
             s.boundary in refused for s in searches if s.boundary is not None):
-        answer["reverse-local-mtu"] = max(measured)
+        answer.local_mtu = max(measured)
     if len(set(measured)) > 1:
-        answer["notes"].append("reverse flows differ (%s): equal-cost paths of different MTU"
+        answer.notes.append("reverse flows differ (%s): equal-cost paths of different MTU"
                                % ", ".join(str(m) for m in measured))
     return answer
 
@@ -205,7 +199,7 @@ BUDGET_ROUNDS = 6
 HELLO_BUDGET = 1.0
 
 
-def _round_wait(timeout, rtt):
+def round_wait(timeout, rtt):
     """How long a round waits for its replies after its last request: the replies come back
     to back one round trip after the requests, so ROUND_WAIT_RTTS round trips (+50 ms of
     jitter), at least 0.15 s, at most `timeout`. A reply later than that still counts in
@@ -214,14 +208,16 @@ def _round_wait(timeout, rtt):
 
 
 def max_duration(spec):
-    """Upper bound, in seconds, of measure_reverse for a spec (pure function of the spec):
-    the greeting (HELLO_BUDGET), BUDGET_ROUNDS rounds and two STATUS tries, each round its
+    """Upper bound, in seconds, of measure_reverse for a spec (a RunSpec; pure function of
+    the spec): see bound()."""
+    return bound(duration_seconds_or_none(spec.timeout or "PT1S") or 1.0)
+
+
+def bound(timeout):
+    """Upper bound, in seconds, of measure_reverse with this `timeout` (seconds): the
+    greeting (HELLO_BUDGET), BUDGET_ROUNDS rounds and two STATUS tries, each round its
     RTT-based wait at WORST_RTT (capped by `timeout`). measure_reverse stops at this deadline
     (a search cut short says so: its answer is then a lower bound)."""
-    timeout = duration_seconds_or_none((spec or {}).get("timeout") or "PT1S") or 1.0
-    wait = _round_wait(timeout, WORST_RTT)
+    wait = round_wait(timeout, WORST_RTT)
     return round(HELLO_BUDGET + BUDGET_ROUNDS * wait + 2 * max(wait, 0.3) + 0.3, 3)
 
-
-# The name the tests knew before the split (the tests' own: the tool does not use it).
-_spread = spread

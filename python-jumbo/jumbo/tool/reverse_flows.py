@@ -7,6 +7,7 @@ import select
 import struct
 import time
 
+from ..core.result import Flow
 from ..probe.silence import even_sizes, silences_needed
 from ..probe.wire import LIMIT, PROBE, ANSWER
 
@@ -136,46 +137,44 @@ def refusals(search, refused, floor):
 
 
 def flow_verdict(search, refused, ceiling, report, answer):
-    flow = {"flow": search.index, "source-port": search.port(), "path-mtu": search.good,
-            "pmtud": "unknown"}
+    """The flow's Flow (jumbo.core.result) from its search and the dest's report; notes go
+    to `answer` (the Reverse being built)."""
+    flow = Flow(flow=search.index, source_port=search.port(), path_mtu=search.good,
+                pmtud="unknown")
     if search.good is None:
         return flow
     if search.boundary is None:
         if search.good >= ceiling:
-            flow["pmtud"] = "not-needed"
-            note(answer, "replies of the largest size tried (%d) came back" % ceiling)
+            flow.pmtud = "not-needed"
+            answer.note("replies of the largest size tried (%d) came back" % ceiling)
         else:
-            note(answer, "reverse search stopped early (time budget): %d is a lower bound"
-                  % search.good)
+            answer.note("reverse search stopped early (time budget): %d is a lower bound"
+                        % search.good)
         return flow
     if search.boundary in refused:
-        flow["pmtud"] = "not-needed"
+        flow.pmtud = "not-needed"
         return flow
     if report is None:
-        note(answer, "the dest's STATUS answer was lost: reverse PMTUD not judged here")
-        answer["pending"] = True  # merged-results decides from the dest's own report
+        answer.note("the dest's STATUS answer was lost: reverse PMTUD not judged here")
+        answer.pending = True  # merged-results decides from the dest's own report
         return flow
     sent = (report.get("boundary") or {}).get("%s:%d" % (search.client.nonce.hex(),
                                                            search.boundary))
     if not sent:
-        note(answer, "requests for %d-byte replies never reached the dest (lost on the forward "
-              "path): %d is a lower bound of the reverse path MTU"
-              % (search.boundary, search.good))
+        answer.note("requests for %d-byte replies never reached the dest (lost on the forward "
+                    "path): %d is a lower bound of the reverse path MTU"
+                    % (search.boundary, search.good))
         return flow
     ptbs = [p for p in report.get("ptb") or [] if p.get("useful")]
     nonce = search.client.nonce.hex()
     # A usable too-big for this flow's replies, or one naming exactly the MTU this flow found
     # (routers rate-limit their ICMP, so not every flow gets its own).
     if any(nonce in (p.get("flows") or []) or p.get("mtu") == search.good for p in ptbs):
-        flow["pmtud"] = "ok"
+        flow.pmtud = "ok"
     else:
-        flow["pmtud"] = "blackhole"
+        flow.pmtud = "blackhole"
         if report.get("ptb"):
-            note(answer, "the dest received too-big messages, none usable for flow %d"
-                  % search.index)
+            answer.note("the dest received too-big messages, none usable for flow %d"
+                        % search.index)
     return flow
 
-
-def note(answer, text):
-    if text not in answer["notes"]:
-        answer["notes"].append(text)

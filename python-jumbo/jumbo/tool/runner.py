@@ -51,11 +51,9 @@ from ..core import spec as specs
 from ..core.spec import RunSpec
 from ..core import terminate
 from . import iperf_auth, reflector, reflector_port, throughput
-from .dest import reflector_versions, run_dest
-from .slot import (DEST_EXIT_MARGIN, PATH_MTU_BUDGET, PROTOCOL, SCHEMA,  # noqa: F401
-                   SLOT_ALARM_MARGIN, START_WAIT, STATUS_BUDGET, TEARDOWN, Deadline, RunError,
-                   Terminated, arm_alarm, bounded, budget_text, disarm_alarm, duration_seconds,
-                   phase_budget)
+from .dest import run_dest
+from .slot import (PROTOCOL, SCHEMA, SLOT_ALARM_MARGIN, Deadline, RunError, Terminated,
+                   arm_alarm, budget_text, disarm_alarm, duration_seconds, phase_budget)
 from .source import run_source
 
 TOOL = "jumbocheck"
@@ -94,8 +92,8 @@ def validate_pair(spec):
 
 
 def test_spec(test, what="input"):
-    """The tool's spec for a {"type", "spec"} object, checked; raises ValueError with the
-    reason. A jumbo-throughput spec comes back as its internal pmtu-shaped spec (see top)."""
+    """The tool's spec (a RunSpec) for a {"type", "spec"} object, checked; raises ValueError
+    with the reason. A jumbo-throughput spec becomes its internal pmtu-shaped spec (see top)."""
     if not isinstance(test, dict):
         raise ValueError("%s must be a JSON object with type and spec" % what)
     if test.get("type") not in TESTS:
@@ -108,16 +106,11 @@ def test_spec(test, what="input"):
         valid, error = validate_pair(spec)
         if not valid:
             raise ValueError("Invalid spec: %s" % error)
-        return specs.internal_spec(spec)
+        return RunSpec(specs.internal_spec(spec))
     valid, error = specs.validate(spec)
     if not valid:
         raise ValueError("Invalid spec: %s" % error)
-    return spec
-
-
-def is_pair_run(spec):
-    """True for the internal spec of a jumbo-throughput run (pmtu specs carry no throughput)."""
-    return spec.get("throughput") is not None
+    return RunSpec(spec)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -131,7 +124,7 @@ def can_run(test):
         return {"can-run": False, "reasons": [str(err)]}
     except Exception as err:  # noqa: BLE001 - can-run must always answer valid JSON
         return {"can-run": False, "reasons": ["cannot check the spec: %s" % err]}
-    if spec.get("throughput") is None:
+    if not spec.is_pair:
         return {"can-run": True}
     try:
         ok, reason = throughput.available()
@@ -159,7 +152,7 @@ def participant_data(request):
         raise ValueError("participant must be 0 or 1, not %r" % (index,))
     spec = test_spec(request.get("test"), "test")
     data = {"schema": SCHEMA, "protocol": PROTOCOL}
-    if spec.get("throughput") is not None:
+    if spec.is_pair:
         data.update(iperf_auth.participant_data(index))  # keys: see iperf_auth
     if index == 0:
         address = reflector_port.source_address(spec)
@@ -169,9 +162,8 @@ def participant_data(request):
     rng = random.SystemRandom()
     data["reflector-ports"] = rng.sample(range(REFLECTOR_PORTS[0], REFLECTOR_PORTS[1] + 1),
                                          REFLECTOR_CANDIDATES)
-    phase = spec.get("throughput")
-    if phase is not None:
-        data["iperf3-port"] = phase.get("port") or throughput.choose_port()
+    if spec.is_pair:
+        data["iperf3-port"] = spec.throughput.port or throughput.choose_port()
     data["_token"] = reflector.new_token()
     return data
 
@@ -195,8 +187,7 @@ class Run(object):
     def __init__(self, run_input):
         if not isinstance(run_input, dict):
             raise ValueError("run input must be a JSON object")
-        self.spec = test_spec(run_input.get("test"), "test")
-        self.full = RunSpec(self.spec)
+        self.full = test_spec(run_input.get("test"), "test")
         index = run_input.get("participant")
         if isinstance(index, bool) or index not in (0, 1):
             raise ValueError("participant must be 0 or 1, not %r" % (index,))
@@ -261,6 +252,3 @@ def run_participant(run_input):
     finally:
         disarm_alarm(alarm)
 
-
-# The names the tests knew before the split (the tests' own: the tool does not use them).
-_reflector_versions, _bounded = reflector_versions, bounded

@@ -17,6 +17,7 @@ import threading
 import time
 
 from .. import probe
+from ..core.errors import JumboError
 from ..core.spec import run_spec
 from . import reverse as reverse_search
 from . import throughput
@@ -37,7 +38,7 @@ PATH_MTU_BUDGET = 8.0
 PHASES = ("start", "forward", "reverse", "throughput", "end")
 
 
-class RunError(Exception):
+class RunError(JumboError):
     """A run cannot go on; the text is for the operator."""
 
 

@@ -8,6 +8,7 @@ import time
 from .. import probe
 from ..core import units
 from ..core.resolve import ResolveError, resolve
+from ..core.result import Reverse, Throughput
 from . import iperf_auth, pair_result, reflector_port, reverse as reverse_search, throughput
 from . import result as results
 from .slot import (SCHEMA, START_WAIT, STATUS_BUDGET, TEARDOWN, RunError, bounded, budget_text,
@@ -22,7 +23,7 @@ def _resolve(host, version):
 
 
 def forward_phase(run, peer=None, starting=0.0):
-    """The forward phase: (result dict or None, error or None). The engine keeps itself
+    """The forward phase: (jumbo.probe.PathResult or None, error or None). The engine keeps itself
     within jumbo.probe.max_duration(spec), which the slot includes. With the dest's
     participant data (`peer`), forward probes go through its reflector (no ICMP budget
     spent on the dest; the engine falls back to echo / UDP if it does not answer)."""
@@ -34,7 +35,7 @@ def forward_phase(run, peer=None, starting=0.0):
         outcome = probe.measure(run.full, reflector=via)
     except probe.ProbeError as err:
         return None, str(err)
-    return outcome.as_json(), None
+    return outcome, None
 
 
 def located_peer(run, until):
@@ -89,11 +90,11 @@ def run_source(run):
                                   peer_error=peer_error)
     diags.append("phase budget: %s" % budget_text(run.budget))
     diags.append("run took %.1f s of a %d s slot" % (time.time() - run.start, run.slot))
-    if result.get("diags"):
-        diags.insert(0, result["diags"])
-    result["diags"] = "; ".join(diags)
-    return {"schema": SCHEMA, "succeeded": bool(result.get("succeeded")), "result": result,
-            "error": result.get("error"), "diags": result["diags"]}
+    if result.diags:
+        diags.insert(0, result.diags)
+    result.diags = "; ".join(diags)
+    return {"schema": SCHEMA, "succeeded": bool(result.succeeded), "result": result.as_json(),
+            "error": result.error, "diags": result.diags}
 
 
 def _forward(run):
@@ -119,16 +120,14 @@ def _forward(run):
             except RunError:
                 early_peer = None  # reported below
         forward, error = forward_phase(run, early_peer, 0.0)
-    if forward is not None and forward.get("succeeded") is False and not error:
-        error = forward.get("error") or "the forward measurement failed"
     return forward, error
 
 
 def _dest_address(run, forward):
     """(dest ip or None, version, error or None): as the forward phase reached it."""
     dest_ip, version, error = None, None, None
-    if forward is not None and forward.get("dest-ip"):
-        dest_ip, version = forward["dest-ip"], forward.get("ip-version")
+    if forward is not None and forward.dest_ip:
+        dest_ip, version = forward.dest_ip, forward.ip_version
     if dest_ip is None:
         try:
             dest_ip, version = _resolve(run.full.dest, run.full.ip_version)
@@ -142,7 +141,7 @@ def _with_dest(run, forward, diags):
     """The phases with p1 (reverse, legs) and the goodbye: (reverse, legs, peer error)."""
     # Give p1 its start-up time (and clock skew) before talking to it, unless its
     # reflector already answered the forward probes.
-    if not (forward and forward.get("method") == "reflector"):
+    if not (forward is not None and forward.method == "reflector"):
         sleep_until(run.start + START_WAIT)
     try:
         greet = min(reverse_search.HELLO_WINDOW, run.end - TEARDOWN - time.time())
@@ -153,17 +152,16 @@ def _with_dest(run, forward, diags):
     peer_error = peer_error or error
     if peer is None or dest_ip is None:
         if run.full.reverse:
-            return ({"reverse-path-mtu": None, "reverse-pmtud": "unknown",
-                     "error": peer_error or "the dest participant is not available"},
+            return (Reverse.not_measured(peer_error or "the dest participant is not available"),
                     None, peer_error)
         return None, None, peer_error
-    path_mtu = forward.get("path-mtu") if forward else None
+    path_mtu = forward.path_mtu if forward is not None else None
     reverse = _reverse_phase(run, peer, dest_ip, version, path_mtu) if run.full.reverse \
         else None
     legs = None
     if run.full.is_pair:
         legs = _legs_phase(run, peer, dest_ip, version, forward, path_mtu)
-        diags.extend((legs or {}).pop("open", None) or [])
+        diags.extend(getattr(legs, "open_notes", None) or [])
     if not run.full.reverse and isinstance(peer.get("reflector-port"), int):
         _goodbye(run, peer, dest_ip, version, diags)
     return reverse, legs, peer_error
@@ -173,15 +171,14 @@ def _reverse_phase(run, peer, dest_ip, version, path_mtu):
     try:
         return _reverse(run, peer, dest_ip, version, path_mtu)
     except Exception as err:  # noqa: BLE001 - keep the forward answer
-        return {"error": "reverse phase failed: %s: %s" % (type(err).__name__, err)}
+        return Reverse.not_measured("reverse phase failed: %s: %s" % (type(err).__name__, err))
 
 
 def _legs_phase(run, peer, dest_ip, version, forward, path_mtu):
     try:
         return _throughput(run, peer, dest_ip, version, forward, path_mtu)
     except Exception as err:  # noqa: BLE001 - keep the forward answer
-        return {"runs": [], "verdict": "failed", "skipped": None,
-                "error": "throughput phase failed: %s: %s" % (type(err).__name__, err)}
+        return Throughput.failed("throughput phase failed: %s: %s" % (type(err).__name__, err))
 
 
 def _goodbye(run, peer, dest_ip, version, diags):
@@ -196,9 +193,9 @@ def _goodbye(run, peer, dest_ip, version, diags):
 def _reverse(run, peer, dest_ip, version, path_mtu):
     port, token = peer.get("reflector-port"), peer.get("_token")
     if not isinstance(port, int) or not isinstance(token, str):
-        return {"reverse-path-mtu": None, "reverse-pmtud": "unknown",
-                "error": peer.get("reflector-error")
-                or "participant data of the dest lacks the reflector ports or token"}
+        return Reverse.not_measured(
+            peer.get("reflector-error")
+            or "participant data of the dest lacks the reflector ports or token")
     budget = run.budget["reverse"]
     deadline = time.monotonic() + max(0.0, min(budget, run.end - TEARDOWN - time.time()
                                                - run.budget["throughput"]))
@@ -210,7 +207,7 @@ def _reverse(run, peer, dest_ip, version, path_mtu):
             timeout=timeout, deadline=deadline, flows=run.full.flows or 1,
             source=_source_address(run.full, version))
     except ValueError as err:
-        return {"reverse-path-mtu": None, "reverse-pmtud": "unknown", "error": str(err)}
+        return Reverse.not_measured(str(err))
 
 
 def _source_address(spec, version):
@@ -224,22 +221,27 @@ def _source_address(spec, version):
 
 
 def _throughput(run, peer, dest_ip, version, forward, path_mtu):
+    """The legs' Throughput (None when run_legs gave nothing); `open_notes` says what a peer
+    can do when the legs do not authenticate (for diags, not the result)."""
     port = peer.get("iperf3-port")
     if not isinstance(port, int):
-        return {"runs": [], "error": "participant data of the dest lacks the iperf3 port",
-                "verdict": "failed", "skipped": None}
+        return Throughput.failed("participant data of the dest lacks the iperf3 port")
     deadline = run.end - TEARDOWN
-    local_mtu = forward.get("local-mtu") if forward else None
+    local_mtu = forward.local_mtu if forward is not None else None
     auth, why = iperf_auth.decide(run.data, peer.get("secret"))
     if auth is not None and not peer.get("secret"):
         # The dest keys the legs' password with the secret its reflector sends: without it
         # every leg would be refused.
-        return {"runs": [], "verdict": "failed", "skipped": None,
-                "error": "no leg ran: %s (the legs' password needs the secret the "
-                "reflector sends)" % (peer.get("reflector-error") or "no secret from the dest")}
+        return Throughput.failed(
+            "no leg ran: %s (the legs' password needs the secret the reflector sends)"
+            % (peer.get("reflector-error") or "no secret from the dest"))
     with iperf_auth.Credentials(auth, server=False) as cred:
         result = throughput.run_legs(run.full, dest_ip, port, path_mtu, version,
                                      deadline=deadline, local_mtu=local_mtu, auth=cred)
-    if why is not None and result is not None:
-        result["open"] = iperf_auth.open_notes(why, dest_ip)
-    return iperf_auth.explain(result)
+    if result is None:
+        return None
+    # The legs' summary (jumbo.tool.throughput.summary) is still built as its JSON object.
+    legs = Throughput.from_json(iperf_auth.explain(result))
+    if why is not None:
+        legs.open_notes = iperf_auth.open_notes(why, dest_ip)
+    return legs

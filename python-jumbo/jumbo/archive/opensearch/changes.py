@@ -81,11 +81,14 @@ def changes(queries, window, target, limit, flap, latest):
                     continue
                 key = src["path"]
                 before = prev.get(key)
-                prev[key] = st
-                if before is not None and before != st:
+                # each change carries the MTUs (both directions) of the results either side of it
+                prev[key] = (st, src.get("path_mtu"), src.get("reverse_path_mtu"))
+                if before is not None and before[0] != st:
                     events.append({"source": src["source"], "dest": src["dest"],
                                    "ip_version": src["ip_version"], "start": iso_text(src["start"]),
-                                   "from": before, "to": st})
+                                   "from": before[0], "to": st, "from_mtu": before[1],
+                                   "to_mtu": src.get("path_mtu"), "from_reverse_mtu": before[2],
+                                   "to_reverse_mtu": src.get("reverse_path_mtu")})
                     c = counts.setdefault(key, [src["source"], src["dest"], src["ip_version"], 0, None])
                     c[3] += 1
                     c[4] = iso_text(src["start"])

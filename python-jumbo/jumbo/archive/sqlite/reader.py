@@ -301,14 +301,19 @@ class SqliteQueries(Queries):
         self.run("DROP TABLE IF EXISTS temp.report_changes")
         self.run(
             "CREATE TEMP TABLE report_changes AS "
-            "SELECT p, source, dest, ip_version, start, prev, st FROM ("
-            " SELECT p, source, dest, ip_version, start, st,"
-            "  LAG(st) OVER (PARTITION BY p ORDER BY start) AS prev FROM ("
-            "   SELECT %s AS p, source, dest, ip_version, start, %s AS st FROM %s %s"
+            "SELECT p, source, dest, ip_version, start, prev, st, prev_mtu, mtu, prev_rmtu, rmtu FROM ("
+            " SELECT p, source, dest, ip_version, start, st, mtu, rmtu,"
+            "  LAG(st) OVER (PARTITION BY p ORDER BY start) AS prev,"
+            "  LAG(mtu) OVER (PARTITION BY p ORDER BY start) AS prev_mtu,"
+            "  LAG(rmtu) OVER (PARTITION BY p ORDER BY start) AS prev_rmtu FROM ("
+            "   SELECT %s AS p, source, dest, ip_version, start, path_mtu AS mtu, %s AS rmtu,"
+            "    %s AS st FROM %s %s"
             "  ) WHERE st != 'failed'"
-            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, path_state.sql(target), _quote(self.table), where),
+            ") WHERE prev IS NOT NULL AND prev != st" % (pathcol, self._col("reverse_path_mtu"),
+                                                       path_state.sql(target), _quote(self.table), where),
             args)
-        rows = self.run("SELECT source, dest, ip_version, start, prev, st FROM temp.report_changes "
+        rows = self.run("SELECT source, dest, ip_version, start, prev, st, prev_mtu, mtu, prev_rmtu, rmtu "
+                         "FROM temp.report_changes "
                          "ORDER BY start DESC, source, dest LIMIT ?", (int(limit),))
         changed = self.run("SELECT COUNT(DISTINCT p), COUNT(*) FROM temp.report_changes")[0]
         flapping = self.run(
@@ -318,7 +323,8 @@ class SqliteQueries(Queries):
         self.run("DROP TABLE IF EXISTS temp.report_cand")
         return {
             "changes": [{"source": r[0], "dest": r[1], "ip_version": r[2], "start": r[3],
-                         "from": r[4], "to": r[5]} for r in rows],
+                         "from": r[4], "to": r[5], "from_mtu": r[6], "to_mtu": r[7],
+                         "from_reverse_mtu": r[8], "to_reverse_mtu": r[9]} for r in rows],
             "changed_paths": changed[0], "total_changes": changed[1],
             "flapping": [{"source": r[0], "dest": r[1], "ip_version": r[2], "changes": r[3],
                           "last_change": r[4]} for r in flapping],

@@ -59,23 +59,14 @@ def with_defaults(spec):
 
 
 class _Filled(object):
-    """Common to the typed specs: the filled JSON, read-only access by JSON key."""
+    """Common to the typed specs: the filled JSON they were made from (as_json), read by
+    attribute only."""
 
     __slots__ = ("_json",)
 
     def as_json(self):
         """The filled spec as a dict (a copy: the caller may change it)."""
         return copy.deepcopy(self._json)
-
-    def get(self, key, default=None):
-        """The filled JSON's member `key` (for code that still reads the spec by name)."""
-        return self._json.get(key, default)
-
-    def __getitem__(self, key):
-        return self._json[key]
-
-    def __contains__(self, key):
-        return key in self._json
 
     def __eq__(self, other):
         return type(other) is type(self) and other._json == self._json
@@ -111,14 +102,6 @@ class ThroughputSpec(_Filled):
         self.port = full.get("port")
         self.seconds = duration_seconds(full["duration"])
         self.omit_seconds = duration_seconds(full.get("omit") or "PT0S")
-
-    def __getitem__(self, key):
-        """A member of the filled JSON, or `seconds` / `omit-seconds` (the durations read)."""
-        if key == "seconds":
-            return self.seconds
-        if key == "omit-seconds":
-            return self.omit_seconds
-        return self._json[key]
 
     def directions(self):
         """The legs' directions: both, or the one asked for."""

@@ -37,17 +37,19 @@ spawn, kill, JSON), server (p1), legs (p0's clients), proof (one leg's JSON read
 by hand. This package's names are the API the tool uses.
 """
 
-from .iperf import available, choose_port, iperf3_path, port_free  # noqa: F401
-from .legs import client_argv, run_client, run_legs  # noqa: F401
-from .plan import (BETWEEN_LEGS_RETRY, CONNECT_RETRY, CONNECT_TIMEOUT, EXTRA_TAG,  # noqa: F401
+from .iperf import available, choose_port, iperf3_path, port_free
+from .legs import client_argv, run_client, run_legs
+from .plan import (BETWEEN_LEGS_RETRY, CONNECT_RETRY, CONNECT_TIMEOUT, EXTRA_TAG,
                    FIRST_CONNECT, LEG_MARGIN, LEG_OVERHEAD, PORT_RANGE, TEARDOWN, duration,
                    jumbo_leg_mtu, leg_count, leg_timeout, plan, settings)
-from .proof import blank_run, failed_run, observed_mss, run_from_json  # noqa: F401
-from .server import is_last, refused, serve  # noqa: F401
-from .summary import MATHIS_C, STALL_FRACTION, gain_and_noise, mathis, stats, summarize  # noqa: F401
-from ...core.mtu import MSS_TOLERANCE  # noqa: F401
-from ...core.spec import THROUGHPUT_DEFAULTS as DEFAULTS  # noqa: F401
+from .proof import blank_run, failed_run, observed_mss, run_from_json
+from .server import is_last, refused, serve
+from .summary import MATHIS_C, STALL_FRACTION, gain_and_noise, mathis, stats, summarize
 
-# The names the tests knew before the split (the tests' own: the package does not use them).
-_settings, _stats, _port_free = settings, stats, port_free
-_blank_run, _refused, _is_last = blank_run, refused, is_last
+# The package's one public face (the tool and the tests use these names).
+__all__ = ["available", "choose_port", "iperf3_path", "port_free", "client_argv", "run_client",
+           "run_legs", "BETWEEN_LEGS_RETRY", "CONNECT_RETRY", "CONNECT_TIMEOUT", "EXTRA_TAG",
+           "FIRST_CONNECT", "LEG_MARGIN", "LEG_OVERHEAD", "PORT_RANGE", "TEARDOWN", "duration",
+           "jumbo_leg_mtu", "leg_count", "leg_timeout", "plan", "settings", "blank_run",
+           "failed_run", "observed_mss", "run_from_json", "is_last", "refused", "serve",
+           "MATHIS_C", "STALL_FRACTION", "gain_and_noise", "mathis", "stats", "summarize"]

@@ -1,0 +1,128 @@
+"""The one way a result part becomes JSON and back: `Members`, a class whose attributes are
+its JSON members (`-` read as `_`). Python 3.6 has no dataclasses, hence this small base.
+
+A part remembers which members it carries, so a result read with `from_json` and written with
+`as_json` is the same JSON: a member absent stays absent, one of a shape this suite does not
+know (a peer's result, a hostile one) comes back as it was, and the schema check that follows
+judges it. Nothing here raises on a hostile document: judging it is the schema's job.
+"""
+
+import copy
+
+
+# JSON members whose name is a Python keyword.
+RENAMED = {"from": "sender"}
+
+
+def attribute(key):
+    """The attribute name of JSON member `key`."""
+    return RENAMED.get(key) or key.replace("-", "_")
+
+
+def slots(keys, *more):
+    """A part's __slots__: its members' attribute names (and `more`). Slots, not a __dict__:
+    a run makes a part per hop, flow and PTB, and they must cost no more than the dicts."""
+    return tuple(attribute(key) for key in keys) + more
+
+
+class Members(object):
+    """A result part. Subclasses name their JSON members in KEYS (the schema's properties,
+    checked by tests/test_core_result.py), the parts some members hold in PARTS ({key: class}
+    for an object, {key: [class]} for an array of objects), and DEFAULTS ({key: value}) for
+    the members every new part starts with."""
+
+    __slots__ = ("_present", "_extra")
+    KEYS = ()
+    PARTS = {}
+    DEFAULTS = {}
+
+    def __init__(self, **fields):
+        object.__setattr__(self, "_present", [])
+        object.__setattr__(self, "_extra", None)  # members of no known name, when read
+        for key in self.KEYS:
+            object.__setattr__(self, attribute(key), None)
+        for key, value in self.DEFAULTS.items():
+            setattr(self, attribute(key), copy.deepcopy(value))
+        names = {attribute(key) for key in self.KEYS}
+        unknown = sorted(set(fields) - names)
+        if unknown:
+            raise TypeError("%s has no member %s" % (type(self).__name__, ", ".join(unknown)))
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name not in self._present:
+            self._present.append(name)
+
+    def __deepcopy__(self, memo):
+        """A copy is the part its JSON holds (parts nest only through their members)."""
+        return type(self).from_json(self.as_json())
+
+    def drop(self, name):
+        """Leave member `name` out of the JSON (it reads None)."""
+        object.__setattr__(self, name, None)
+        if name in self._present:
+            self._present.remove(name)
+
+    def has(self, name):
+        return name in self._present
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.as_json() == self.as_json()
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "%s(%r)" % (type(self).__name__, self.as_json())
+
+    def as_json(self):
+        """The part as its JSON object (a new dict; nested parts converted too)."""
+        out = copy.deepcopy(self._extra) if self._extra else {}
+        for key in self.KEYS:
+            name = attribute(key)
+            if name in self._present:
+                out[key] = to_json(getattr(self, name))
+        return out
+
+    @classmethod
+    def from_json(cls, document):
+        """The part a JSON object holds (a copy: the document is left alone)."""
+        part = cls.__new__(cls)
+        object.__setattr__(part, "_present", [])
+        object.__setattr__(part, "_extra", None)
+        for key in cls.KEYS:
+            object.__setattr__(part, attribute(key), None)
+        for key, value in document.items():
+            if key in cls.KEYS:
+                setattr(part, attribute(key), _read(cls.PARTS.get(key), value))
+            else:
+                if part._extra is None:
+                    object.__setattr__(part, "_extra", {})
+                part._extra[key] = copy.deepcopy(value)
+        return part
+
+
+def _read(kind, value):
+    """A member's value as its part (class) or list of parts ([class]); left as JSON when
+    it is not of that shape (the schema check says what is wrong with it)."""
+    if isinstance(kind, list) and isinstance(value, list):
+        return [kind[0].from_json(item) if isinstance(item, dict) else copy.deepcopy(item)
+                for item in value]
+    if isinstance(kind, type) and isinstance(value, dict):
+        return kind.from_json(value)
+    return copy.deepcopy(value)
+
+
+def to_json(value):
+    """A member's value as JSON: parts converted, containers copied."""
+    if isinstance(value, Members):
+        return value.as_json()
+    if isinstance(value, list):
+        return [to_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_json(item) for key, item in value.items()}
+    return copy.deepcopy(value)
