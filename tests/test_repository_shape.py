@@ -44,7 +44,6 @@ UNTESTED_BY_NAME = {
     "jumbo.tool.throughput.iperf", "jumbo.tool.throughput.legs", "jumbo.tool.throughput.plan",
     "jumbo.tool.throughput.proof", "jumbo.tool.throughput.summary",
     # Added meanwhile on the branches merged with this one, not named by their tests there.
-    "jumbo.archive.opensearch.self_setup",
     "jumbo.report.actions_options", "jumbo.report.actions_view", "jumbo.report.change_list",
     "jumbo.core.result.members", "jumbo.core.result.pair", "jumbo.core.result.pmtu",
 }

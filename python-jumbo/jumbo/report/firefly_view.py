@@ -3,9 +3,8 @@
 render.py and html.py call these only when the report has a fireflies section, so a report
 without --fireflies renders exactly as before."""
 
-from html import escape
-
 from .formatting import decimal_bytes as size, pct
+from .safe_output import html_text as escape  # bidi controls neutralised too
 
 _COLUMNS = ("site pair", "IP", "source", "bytes", "used", "no MSS", "capable", "flows")
 

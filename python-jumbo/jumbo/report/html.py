@@ -2,12 +2,12 @@
 so it opens offline and can be mailed around. `to_html` (~80 lines) lays the sections out in
 page order; the pieces with logic (matrix, trend chart, tables) are their own functions."""
 
-from html import escape
 
 from ..core.mtu import STANDARD_MTU, is_jumbo
 from . import actions_view, firefly_view, telemetry_view
 from .formatting import evidence, pct
 from .render import change_mtus, host_sentence
+from .safe_output import html_text as escape  # bidi controls neutralised too
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"
 MAX_MATRIX = 80

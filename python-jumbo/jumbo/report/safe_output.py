@@ -10,6 +10,9 @@
                    become \\xNN escapes; the bidirectional overrides, embeddings and
                    isolates (U+202A-202E, U+2066-2069) and marks (U+200E, U+200F, U+061C),
                    which reorder what the reader sees ("Trojan Source"), become \\uNNNN.
+  html_text(text)  text for an HTML page: text_line (the bidi controls would reorder the
+                   page as they reorder a terminal: a browser applies them inside a table
+                   cell or an SVG label), then HTML-escaped (& < > " ').
   message(text)    an error text from outside (Prometheus, OpenSearch, a file) for the
                    terminal: text_line, and at most 2000 characters.
   write_atomic(path, text)   the output file replaced whole: the temporary file is created
@@ -20,6 +23,7 @@
                    one or the new one, never a torn one.
 """
 
+import html
 import os
 import re
 import tempfile
@@ -37,6 +41,10 @@ def _escape(match):
 
 def text_line(text):
     return _CONTROL.sub(_escape, text)
+
+
+def html_text(text):
+    return html.escape(text_line(text), quote=True)
 
 
 def message(text):

@@ -3,9 +3,8 @@
 render.py and html.py call these only when the report has a telemetry section, so a report
 without Prometheus renders exactly as before."""
 
-from html import escape
-
 from .formatting import decimal_bytes as _gb, metric_rows, pct
+from .safe_output import html_text as escape  # bidi controls neutralised too
 
 
 def amend_text(r, lines):

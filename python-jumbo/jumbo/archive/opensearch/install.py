@@ -3,16 +3,22 @@ first write: whether the archive is set up (problems, describe), the set-up itse
 the copy of adoption records of the earlier layout, and the writer's least privileges.
 Each takes a store (jumbo.archive.opensearch.store.OpenSearchStore) to talk through.
 
-Size: install is over 60 lines: its steps (legacy templates out, templates, streams,
-indices, rollover) must run in this order, each with its own error, and read best in order.
+Size: install is over 40 lines: its steps (legacy templates out, templates, streams,
+indices, rollover, the copy) must run in this order, each with its own error, and read best
+in order.
 """
 
 import json
 
 from ..errors import PermanentError
+from . import install_state
 from .layout import (CHECK_COMMAND, HISTORY_INDEX, INDEX_MAPPINGS, JUMBO_INDICES,
                      LEGACY_TEMPLATES, MANAGED_BY, OWNED_TEST_TYPES, SETUP_COMMAND,
                      TEMPLATE_VERSION, WRITER_ROLE, templates)
+
+
+# The install's step that the archive's state does not show (see install()).
+MIGRATED = "migrated-earlier-layout"
 
 
 def writer_role(prefix=""):
@@ -135,73 +141,91 @@ def describe(store, found):
     return "\n".join(lines)
 
 
-def install(store):
+def install(store, progress=None):
     """Install/upgrade what this suite owns (see the module docstring). Returns the actions
-    taken; raises PermanentError when refused (HTTP 401/403) or on any other failure."""
+    taken; raises PermanentError when refused (HTTP 401/403) or on any other failure.
+
+    Resumable: what is in place is read first in one request (install_state), and only what
+    is missing or stale is done, each step on its own, so a try cut short (the archiver's
+    process replaced after its `retry`) leaves progress the next try builds on. Writes that
+    find their work done (a stream or index another process created meanwhile) count as
+    done. `progress` (jumbo.archive.opensearch.ready.Progress) keeps the one step the
+    archive's state does not show, the copy of records of the earlier layout, across
+    processes; without it the copy runs every time (it copies nothing twice)."""
     done = []
+    state = install_state.read(store)
     for legacy in LEGACY_TEMPLATES:
         name = store.name(legacy)
-        status, parsed = store.request("GET", "/_index_template/" + name)
-        if status == 200:
-            for entry in (parsed or {}).get("index_templates", []):
-                meta = entry.get("index_template", {}).get("_meta") or {}
-                if meta.get("managed-by") == MANAGED_BY:
-                    status, parsed = store.request("DELETE", "/_index_template/" + name)
-                    if status == 400 and "in use by" in json.dumps(parsed):
-                        # perfSONAR's streams still resolve to it (it outranks theirs):
-                        # point it at a name nothing has, so theirs applies again, then drop it
-                        body = dict(entry["index_template"],
-                                    index_patterns=[store.name("jumbo-retired-" + legacy)])
-                        status, parsed = store.request("PUT", "/_index_template/" + name, body)
-                        store.check(status, parsed, "retiring legacy template %s" % name)
-                        status, parsed = store.request("DELETE", "/_index_template/" + name)
-                    store.check(status, parsed, "removing legacy template %s" % name)
-                    done.append("removed legacy template %s (it matched perfSONAR's streams)"
-                                % name)
-        elif status != 404:
-            store.check(status, parsed, "reading template %s" % name)
+        if state.ours(name):
+            _retire_legacy(store, name)
+            done.append("removed legacy template %s (it matched perfSONAR's streams)" % name)
     for name, body in templates(store.prefix):
+        if state.template_current(name):
+            continue
         status, parsed = store.request("PUT", "/_index_template/" + name, body)
         store.check(status, parsed, "installing index template %s" % name)
         done.append("template %s (version %d)" % (name, TEMPLATE_VERSION))
     for ptype in OWNED_TEST_TYPES:
         stream = store.stream(ptype)
-        status, parsed = store.request("GET", "/_data_stream/" + stream)
-        if status == 404:
+        write_index = state.write_index(stream)
+        if write_index is None:
             status, parsed = store.request("PUT", "/_data_stream/" + stream)
-            store.check(status, parsed, "creating data stream %s" % stream)
-            done.append("created data stream %s" % stream)
-            continue
-        store.check(status, parsed, "reading data stream %s" % stream)
-        status, parsed = store.request("GET", "/%s/_mapping" % stream)
-        store.check(status, parsed, "reading mapping of %s" % stream)
-        if not _meta_current(parsed[_write_index(parsed)]["mappings"]):
+            if not _already_exists(status, parsed):
+                store.check(status, parsed, "creating data stream %s" % stream)
+                done.append("created data stream %s" % stream)
+        elif not state.current(write_index):
             status, parsed = store.request("POST", "/%s/_rollover" % stream)
             store.check(status, parsed, "rolling over %s" % stream)
             done.append("rolled %s over to %s (new write index on the current template)"
                         % (stream, parsed.get("new_index")))
     for base in JUMBO_INDICES:
         index = store.name(base)
-        status, parsed = store.request("GET", "/%s/_mapping" % index)
-        if status == 404:
+        if index not in state.indices:
             status, parsed = store.request("PUT", "/" + index)
-            if not (status == 400 and "already_exists" in json.dumps(parsed or {})):
+            if not _already_exists(status, parsed):
                 store.check(status, parsed, "creating index %s" % index)
                 done.append("created index %s" % index)
-            continue
-        store.check(status, parsed, "reading mapping of %s" % index)
-        if not _meta_current((parsed or {}).get(index, {}).get("mappings")):
+        elif not state.current(index):
             mapping = INDEX_MAPPINGS[base]
             status, parsed = store.request("PUT", "/%s/_mapping" % index,
                                            {"_meta": mapping["_meta"],
                                             "properties": mapping["properties"]})
             store.check(status, parsed, "updating mapping of %s" % index)
             done.append("updated mapping of %s" % index)
-    moved = migrate_legacy_records(store)
-    if moved:
-        done.append("copied %d adoption record(s) of the earlier layout (jumbo.* inside "
-                    "pscheduler_* documents) into %s" % (moved, store.name(HISTORY_INDEX)))
+    if progress is None or not progress.done(MIGRATED):
+        moved = migrate_legacy_records(store)
+        if progress is not None:
+            progress.note(MIGRATED)
+        if moved:
+            done.append("copied %d adoption record(s) of the earlier layout (jumbo.* inside "
+                        "pscheduler_* documents) into %s" % (moved, store.name(HISTORY_INDEX)))
     return done
+
+
+def _already_exists(status, parsed):
+    return status == 400 and "already_exists" in json.dumps(parsed or {})
+
+
+def _retire_legacy(store, name):
+    """Remove an earlier version's template of ours that matched perfSONAR's streams."""
+    status, parsed = store.request("GET", "/_index_template/" + name)
+    if status == 404:
+        return
+    store.check(status, parsed, "reading template %s" % name)
+    for entry in (parsed or {}).get("index_templates", []):
+        meta = entry.get("index_template", {}).get("_meta") or {}
+        if meta.get("managed-by") != MANAGED_BY:
+            continue
+        status, parsed = store.request("DELETE", "/_index_template/" + name)
+        if status == 400 and "in use by" in json.dumps(parsed):
+            # perfSONAR's streams still resolve to it (it outranks theirs): point it at a
+            # name nothing has, so theirs applies again, then drop it
+            body = dict(entry["index_template"],
+                        index_patterns=[store.name("jumbo-retired-" + name[len(store.prefix):])])
+            status, parsed = store.request("PUT", "/_index_template/" + name, body)
+            store.check(status, parsed, "retiring legacy template %s" % name)
+            status, parsed = store.request("DELETE", "/_index_template/" + name)
+        store.check(status, parsed, "removing legacy template %s" % name)
 
 
 def migrate_legacy_records(store, page=1000):

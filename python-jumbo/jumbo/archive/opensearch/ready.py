@@ -11,6 +11,11 @@ The note is one small JSON file in the archiver's own directory (JUMBO_CACHE_DIR
 SHA-256 digests of what names the set-up (URL without login, prefix, streams flag, template
 version), values the time of the check. No URL or login is written. A missing, unreadable
 or damaged file only means checking again; a note never outlives READY_TTL.
+
+The same file keeps an install's progress (Progress): that an install of an archive began
+(so a new process resumes it at once instead of checking first) and the steps the archive's
+own state does not show. pScheduler replaces the archiver's process after a `retry`, so on a
+slow archive an install spans several processes (issue 32, row 1).
 """
 
 import hashlib
@@ -82,3 +87,20 @@ def _save(entries):
             os.unlink(temp)
         except OSError:
             pass
+
+
+class Progress(object):
+    """Steps of one archive's set-up noted across processes: one note per step, keyed by the
+    archive's digest and the step's name, kept as long as a ready note (READY_TTL)."""
+
+    def __init__(self, digest):
+        self.digest = digest
+
+    def done(self, step):
+        return is_ready(key(self.digest, step))
+
+    def note(self, step):
+        note_ready(key(self.digest, step))
+
+    def forget(self, step):
+        forget(key(self.digest, step))

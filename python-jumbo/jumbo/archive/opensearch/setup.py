@@ -17,7 +17,9 @@ Needs: cluster `cluster_manage_index_templates` and `indices:data/write/bulk`; o
 streams and jumbo_*: `create_index`, `indices:admin/data_stream/create`,
 `indices:admin/rollover`, `indices:admin/mapping/put`, `indices:admin/mappings/get`,
 `indices:admin/data_stream/get`, write; read on pscheduler_* for the copy of earlier records
-(perfSONAR's `admin` user has them all).
+(perfSONAR's `admin` user has them all). It first reads what is in place in one request,
+the cluster state's metadata (`cluster:monitor/state`, which perfSONAR's `admin` has; without
+it, two requests), and then does only what is missing or stale (install_state).
 
 `check` (with the archiver's own credentials; read-only requests) says whether every
 owned stream and index is in place with the current mapping, and how many runs were

@@ -48,15 +48,12 @@ import datetime
 import hashlib
 import re
 import sys
-import threading
-import time
 
 from .. import directed, record as records
 from ..errors import PermanentError, TransientError
 from . import ready
-from .client import (WRITER_MAX_ANSWER, BodyTooLarge, DeadlineExceeded, MisshapenAnswer,
-                     OpenSearchClient, SetupError, error_reason)
-from .install import describe, install, problems as setup_problems, ready_at_once
+from .client import (WRITER_MAX_ANSWER, BodyTooLarge, OpenSearchClient, SetupError, error_reason)
+from .self_setup import SelfSetup
 from .layout import (CHECK_COMMAND, HISTORY_INDEX, JUMBO_INDICES, LATEST_INDEX,
                      LATEST_LOCATE_FIELDS, LATEST_ROW_FIELDS, OWNED_TEST_TYPES, REJECTED_INDEX,
                      TEMPLATE_VERSION, WRITER_ROLE, compact_json, latest_document, templates)
@@ -68,7 +65,7 @@ __all__ = ["HISTORY_INDEX", "JUMBO_INDICES", "LATEST_INDEX", "LATEST_LOCATE_FIEL
            "RejectedDocument", "SetupError", "latest_document"]
 
 
-class OpenSearchStore(OpenSearchClient):
+class OpenSearchStore(SelfSetup, OpenSearchClient):
     kind = "opensearch"
 
     def __init__(self, scheme, host, port, base_path="", manage_templates=True,
@@ -83,7 +80,7 @@ class OpenSearchStore(OpenSearchClient):
         self.pscheduler_streams = pscheduler_streams
         self._ready = False
         # The install, when this store makes one: on its own thread and connection, so that
-        # it goes on past a record's deadline (see _install).
+        # it goes on past a record's deadline (jumbo.archive.opensearch.self_setup).
         self._clone_args = (scheme, host, port, base_path, dict(
             options, manage_templates=manage_templates, pscheduler_streams=pscheduler_streams))
         self._installer = None
@@ -91,6 +88,7 @@ class OpenSearchStore(OpenSearchClient):
         # neither URL nor user name is written).
         self._ready_key = ready.key(self.url, self.prefix, self.pscheduler_streams,
                                     TEMPLATE_VERSION, (options.get("auth") or ("",))[0])
+        self._progress = ready.Progress(self._ready_key)
         # Counted for the process's life (the persistent count of rejections is the
         # jumbo_rejected index).
         self.rejections = 0
@@ -99,70 +97,6 @@ class OpenSearchStore(OpenSearchClient):
     def templates(self):
         """(name, body) of every index template this store owns (and installs via setup)."""
         return templates(self.prefix)
-
-    def ensure_ready(self):
-        """Check once that the owned streams and indices are in place; install if allowed.
-        Once per process, and once per READY_TTL across processes (jumbo.archive.opensearch.ready)."""
-        if self._ready or ready.is_ready(self._ready_key):
-            self._ready = True
-            return
-        if self._installer is not None:
-            self._install()  # one under way: wait for it (within the deadline) first
-        try:
-            # Two requests when all is in place. When not, straight to installing (if
-            # allowed) before the detailed check that names what is wrong: on a slow
-            # archive each request counts against the record's deadline.
-            if ready_at_once(self):
-                problems = []
-            elif self.manage_templates:
-                self._install()
-                problems = setup_problems(self)
-            else:
-                problems = setup_problems(self, quick=False)
-        except (TypeError, KeyError, AttributeError, IndexError) as err:
-            raise _misshapen(self.url, "checking the set-up", err)
-        if problems:
-            raise SetupError(describe(self, problems))
-        self._ready = True
-        ready.note_ready(self._ready_key)
-
-    def _install(self):
-        """Install (up to 27 requests) on a thread of its own with its own connection, and
-        wait for it until the record's deadline. On a slow archive that outlasts one
-        record's 90 s, the record is answered `retry` and the install goes on: the next
-        record this process gets waits for it again, then writes. Its errors are left to the
-        detailed check that follows (refused privileges: SetupError naming the command)."""
-        if self._installer is None:
-            scheme, host, port, base_path, options = self._clone_args
-            clone = OpenSearchStore(scheme, host, port, base_path, **options)
-
-            def run():
-                try:
-                    install(clone)
-                except MisshapenAnswer as err:
-                    clone.misshapen = err
-                except (PermanentError, TransientError):
-                    pass  # refused or unreachable: the detailed check says which
-                except (TypeError, KeyError, AttributeError, IndexError) as err:
-                    clone.misshapen = _misshapen(self.url, "installing", err)
-                finally:
-                    clone.close()
-
-            clone.misshapen = None
-            self._clone = clone
-
-            self._installer = threading.Thread(target=run, name="jumbo-opensearch-install")
-            self._installer.daemon = True
-            self._installer.start()
-        wait = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-        self._installer.join(wait)
-        if self._installer.is_alive():
-            raise DeadlineExceeded("OpenSearch at %s is being set up by the archiver (index "
-                                   "templates, streams, indices); it goes on after this "
-                                   "answer, retried" % self.url)
-        self._installer = None
-        if self._clone.misshapen is not None:
-            raise self._clone.misshapen
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -438,12 +372,6 @@ def _item_error(item, rec, latest=False):
     return RejectedDocument("run %s: %s rejected %s: %s (counted in %s)"
                             % (run, index, "field [%s]" % field if field else "the document",
                                reason, REJECTED_INDEX), field)
-
-
-def _misshapen(url, doing, err):
-    return MisshapenAnswer("%s: %s gave an answer of a shape OpenSearch does not give (%s %s): "
-                           "is the _url an OpenSearch?" % (doing, url, type(err).__name__,
-                                                           str(err)[:80]))
 
 
 def _now():
