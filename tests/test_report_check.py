@@ -72,9 +72,9 @@ def truth(site):
     pairs = [(a, b) for a, b in MESH.pairs() if site in (a.site, b.site)]
     fwd = set((a.name, b.name) for a, b in pairs if MESH.truth(a, b)["pmtud"] == "blackhole")
     rev = set((a.name, b.name) for a, b in pairs if MESH.truth(b, a)["pmtud"] == "blackhole") - fwd
-    return {"paths": len(pairs), "capable_paths": sum(1 for a, b in pairs if MESH.capable(a, b)),
+    return {"paths_measured": len(pairs), "capable_paths": sum(1 for a, b in pairs if MESH.capable(a, b)),
             "blackholes": len(fwd), "reverse_blackholes": len(rev), "stale_paths": 0,
-            "reverse_unknown": 0, "unknown_paths": 0, "failed_paths": 0}
+            "paths_one_way": 0, "unknown_paths": 0, "failed_paths": 0}
 
 
 def test_black_hole_on_the_sites_paths_is_critical(store_url, capsys):
@@ -96,7 +96,7 @@ def test_a_clean_site_is_ok_and_the_mesh_is_not(store_url, capsys):
     age = (datetime.datetime.utcnow() - MESH.start - datetime.timedelta(days=DAYS - 1)).total_seconds()
     assert age - 3700 <= perf["newest_age"] <= age + 60       # the newest result: yesterday, first hour
     status, head, perf, _ = check(capsys, "--store", store_url, *FRESH)
-    assert status == 2 and perf["paths"] == len(list(MESH.pairs())), head
+    assert status == 2 and perf["paths_measured"] == len(list(MESH.pairs())), head
 
 
 def test_stale_data_is_a_warning(store_url, capsys):
@@ -112,7 +112,7 @@ def test_one_way_and_failed_paths(variant_url, capsys):
     # (SITE-B's 4 of them failed besides)
     status, head, perf, _ = check(capsys, "--store", variant_url, "--site", "SITE-D", *FRESH)
     assert status == 1, head
-    assert perf["paths"] == 20 and perf["reverse_unknown"] == 20 and perf["failed_paths"] == 4, perf
+    assert perf["paths_measured"] == 20 and perf["paths_one_way"] == 20 and perf["failed_paths"] == 4, perf
     assert "20 measured one way only" in head and "4 failed" in head
     # SITE-B: every path failed: the data cannot decide
     status, head, perf, details = check(capsys, "--store", variant_url, "--site", "SITE-B", *FRESH)
@@ -154,4 +154,4 @@ def test_labels_cannot_forge_the_status_line(tmp_path, capsys):
     status, head, perf, _ = check(capsys, "--store", url, "--site", "SITE-NONE")
     assert status == 3 and "\x1b" not in head and "EVIL/paths=0;;;0\\x1b[2J" in head, head
     status, head, perf, _ = check(capsys, "--store", url, "--site", evil, *FRESH)
-    assert status == 2 and perf["paths"] == 132 and "\x1b" not in head, head   # every source is there
+    assert status == 2 and perf["paths_measured"] == 132 and "\x1b" not in head, head   # every source is there

@@ -7,16 +7,16 @@ then one line per path to act on; the exit status is the state.
 
     0 OK        every path of the site decided, measured both ways, recently, none black-holed
     1 WARNING   paths whose newest result is older than --stale-hours (48), paths measured one
-                way only (the report's reverse_unknown), or some paths undecided (the
+                way only (the report's paths_one_way), or some paths undecided (the
                 report's unknown_paths and failed_paths)
     2 CRITICAL  a PMTUD black hole (full or per-flow) on one of the site's paths, either way
     3 UNKNOWN   the store cannot be read, holds nothing (in the window), the site has no path,
                 no path of it is decided, or the command line is refused: never OK then
 
-The numbers are the report's, under the report's names (model.py): `paths` directed paths
+The numbers are the report's, under the report's names (model.py): `paths_measured` directed paths
 (one per source, destination and IP version), `capable_paths` those jumbo both ways,
 `blackholes` those black-holed source to destination (the report's black-hole list),
-`reverse_blackholes` those black-holed only the other way, `reverse_unknown`,
+`reverse_blackholes` those black-holed only the other way, `paths_one_way`,
 `unknown_paths`, `failed_paths`, and `stale_paths`; `newest_age` the age of the newest result
 in seconds.
 """
@@ -156,9 +156,9 @@ def verdict(paths, site, stale_hours, now):
     capable = sum(1 for p in paths if p.capable)
     newest = min(_age(p, now) for p in paths)
     perf = " ".join([
-        "paths=%d;;;0" % len(paths), "capable_paths=%d;;;0" % capable,
+        "paths_measured=%d;;;0" % len(paths), "capable_paths=%d;;;0" % capable,
         "blackholes=%d;;0;0" % len(holes), "reverse_blackholes=%d;;0;0" % len(reverse_holes),
-        "stale_paths=%d;0;;0" % len(stale), "reverse_unknown=%d;0;;0" % len(one_way),
+        "stale_paths=%d;0;;0" % len(stale), "paths_one_way=%d;0;;0" % len(one_way),
         "unknown_paths=%d;0;;0" % len(unknown), "failed_paths=%d;0;;0" % len(failed),
         "newest_age=%ds;%d;;0" % (max(0, newest), stale_hours * 3600)])
     counts = "%d paths, %d jumbo both ways" % (len(paths), capable)
