@@ -235,9 +235,17 @@ def _paths(rows, target, site_of):
     measuring host's latest interface MTU."""
     paths = []
     host_mtu = {}
+    # The reverse direction by the hosts' names, else by their addresses: pScheduler names a
+    # single-participant run's source by the node's own name while the task names its dest
+    # by address (a -> 198.18.1.1 and b -> 198.18.0.1 are one path's two directions).
+    by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r) for r in rows.values()
+                      if r.source_ip and r.dest_ip)
     for key in sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0)):
         row = rows[key]
-        path = _path(row, rows.get((row.dest, row.source, row.ip_version)), target, site_of)
+        rev = rows.get((row.dest, row.source, row.ip_version))
+        if rev is None and row.source_ip and row.dest_ip:
+            rev = by_address.get((row.dest_ip, row.source_ip, row.ip_version))
+        path = _path(row, rev, target, site_of)
         prev = host_mtu.get(row.source)
         if row.local_mtu is not None and (prev is None or row.start > prev[0]):
             host_mtu[row.source] = (row.start, row.local_mtu, path.source_site)
