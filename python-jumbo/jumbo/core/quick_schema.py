@@ -18,6 +18,8 @@ compares both on the suite's schemas with generated documents).
 
 import re
 
+from .errors import JumboError
+
 # Keywords that constrain nothing (annotations): skipped.
 _ANNOTATIONS = frozenset(("$schema", "$id", "$comment", "title", "description", "default",
                           "examples", "definitions"))
@@ -26,8 +28,9 @@ _KNOWN = frozenset(("type", "enum", "properties", "patternProperties", "addition
                     "maxLength", "pattern", "$ref")) | _ANNOTATIONS
 
 
-class _Unknown(Exception):
-    """A keyword or form this module does not decide: the caller must ask jsonschema."""
+class _Unknown(JumboError):
+    """A keyword or form this module does not decide: the caller must ask jsonschema (never
+    leaves this module: conforms() turns it into None)."""
 
 
 def _is_type(instance, name):
