@@ -27,29 +27,13 @@ with no hop located, a reverse direction with no reverse result) are counted as 
 
 import collections
 import ipaddress
-import json
 
+from .culprits import hop_tuples
 from .formatting import share
 from .targets import add_targets
 
 UNKNOWN = ("unknown", None)
 EXAMPLES = 3
-
-
-def _hops(hops):
-    """[(ip, mtu)] of a record's hops (JSON text, objects, or tuples)."""
-    if isinstance(hops, str):
-        try:
-            hops = json.loads(hops)
-        except ValueError:
-            return []
-    out = []
-    for h in hops or ():
-        if isinstance(h, dict):
-            out.append((h.get("ip"), h.get("mtu")))
-        elif isinstance(h, (tuple, list)) and len(h) == 3:
-            out.append((h[1], h[2]))
-    return out
 
 
 def interface_mtus(paths):
@@ -81,7 +65,7 @@ def _forward(p, iface, target):
     elif not out:
         # The first hop where the size drops below the target (past the source host: its own
         # interface bounds every hop's size, so a source below the target hides the hops).
-        for ip, mtu in _hops(row.hops):
+        for _ttl, ip, mtu in hop_tuples(row.hops):
             if mtu is None or mtu >= target or ip in (None, row.source_ip):
                 continue
             out.add(("host", p.dest) if ip == row.dest_ip else ("hop", ip))
@@ -193,7 +177,7 @@ def _tally(t, p, alone, nbytes, target, iface, evidence):
             t["runs"] += ev["runs"]
             t["seen"] += ev["seen"] or 0
     else:
-        for ip, mtu in _hops(row.hops):
+        for _ttl, ip, mtu in hop_tuples(row.hops):
             if ip == t["key"] and mtu is not None and mtu < target:
                 t["mtu"] = mtu if t["mtu"] is None else min(t["mtu"], mtu)
 

@@ -4,7 +4,7 @@ hole), and how many failures are the source host's own MTU rather than the netwo
 import json
 
 
-def _hops(hops):
+def hop_tuples(hops):
     """[(ttl, ip, mtu)] from JSON text, a list of hop objects, or already tuples."""
     if isinstance(hops, str):
         try:
@@ -30,7 +30,7 @@ def _locate(p, target, host_mtu):
         return "hop", ("blackhole", row.blackhole_ip, row.blackhole_ttl, None)
     if "out" not in p.failing:
         return None
-    hops_list = _hops(row.hops)
+    hops_list = hop_tuples(row.hops)
     for ttl, ip, hmtu in hops_list:
         if hmtu is not None and hmtu < target and ip not in (None, row.source_ip, row.dest_ip):
             return "hop", ("mtu", ip, ttl, hmtu)
