@@ -163,6 +163,24 @@ def test_no_target_is_met_while_a_path_lacks_its_reverse(tmp_path):
     assert [s["paths_met"] for s in r["status"]] == [True, True]
 
 
+def test_a_reverse_named_by_address_is_the_same_path(tmp_path):
+    """pScheduler names a run's source by the node's name and the task its dest by address:
+    a -> 198.18.2.2 and b -> 198.18.2.1 are one path's two directions, matched by the hosts'
+    addresses (on the code before: both 'jumbo-one-way', capable 0)."""
+    url = "sqlite:///" + str(tmp_path / "named.db")
+    a, b = "198.18.2.1", "198.18.2.2"
+    def rec(source, dest, source_ip, dest_ip):
+        # the site labels from the names, the dest then named by its address
+        return dict(_rec(source, dest, 0), dest=dest_ip, source_ip=source_ip, dest_ip=dest_ip)
+    store_fixtures.load(url, [rec("ral", "bnl", a, b), rec("bnl", "ral", b, a),
+                              rec("cern", "kit", "198.18.2.8", "198.18.2.9")])
+    r = build(url)
+    assert (r["paths_measured"], r["paths_one_way"]) == (3, 1)
+    states = dict(((p.source, p.dest), p.state) for p in r["paths"])
+    assert states == {("ral", b): "jumbo", ("bnl", a): "jumbo",
+                      ("cern", "198.18.2.9"): "jumbo-one-way"}, states
+
+
 def test_the_family_keeps_ipv4_and_ipv6_apart(store_url):
     r = build(store_url)
     # four black holes, four CSV keys (the code before keyed both families 'ral->bnl')
