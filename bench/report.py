@@ -201,24 +201,29 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
+def launch_report(args, env, cwd=None):
+    """Run jumbo-report with `args` through LAUNCHER: (seconds, peak MB, exit status, stderr);
+    seconds and MB are None when the launcher printed no figure (it died first)."""
+    code = "import sys; from jumbo.report.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", LAUNCHER, "-c", code] + list(args),
+                          env=env, cwd=cwd, stderr=subprocess.PIPE, universal_newlines=True)
+    lines = proc.stderr.splitlines()
+    peak = [line.split() for line in lines if line.startswith("BENCH-PEAK-KB ")]
+    err = "\n".join(line for line in lines if not line.startswith("BENCH-PEAK-KB "))
+    if not peak:
+        return None, None, proc.returncode, err
+    return float(peak[-1][2]), int(peak[-1][1]) / 1024.0, proc.returncode, err
+
+
 def run_report(url, fmt, out):
     """Run jumbo-report in a child; (seconds, peak MB of the report process, exit status,
     stderr)."""
-    code = ("import sys; from jumbo.report.cli import main; "
-            "sys.exit(main(sys.argv[1:]))")
     t = time.time()
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, "-c", code, "--store", url,
-                             "--format", fmt, "--out", out],
-                            env=_env(), stderr=subprocess.PIPE, universal_newlines=True)
-    err = proc.stderr.read()
-    proc.wait()
-    seconds = time.time() - t
-    peak = [line for line in err.splitlines() if line.startswith("BENCH-PEAK-KB ")]
-    err = "\n".join(line for line in err.splitlines() if not line.startswith("BENCH-PEAK-KB "))
-    mb = int(peak[-1].split()[1]) / 1024.0 if peak else float("nan")
-    if peak:
-        seconds = float(peak[-1].split()[2])
-    return seconds, mb, proc.returncode, err
+    seconds, mb, status, err = launch_report(["--store", url, "--format", fmt, "--out", out],
+                                             _env())
+    if seconds is None:
+        return time.time() - t, float("nan"), status, err
+    return seconds, mb, status, err
 
 
 def _answers(url):
