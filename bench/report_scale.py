@@ -32,23 +32,12 @@ import time
 import urllib.error
 import urllib.request
 
+from .report import launch_report
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBRARY = os.path.join(ROOT, "python-jumbo")
 BOUND_SECONDS = 3.0
 BOUND_MB = 500.0
-
-# The report in a grandchild: ru_maxrss of a fresh fork of this small launcher is the
-# report's own peak, and the launcher's clock starts at the fork.
-LAUNCHER = """import os, sys, time
-start = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.executable, [sys.executable] + sys.argv[1:])
-_pid, status, usage = os.wait4(pid, 0)
-sys.stderr.write("BENCH-PEAK-KB %d %.6f\\n" % (usage.ru_maxrss, time.monotonic() - start))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-REPORT = "import sys; from jumbo.report.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _path():
@@ -213,15 +202,12 @@ def before_tree(workdir, rev):
 
 def run_report(library, url, out, extra=()):
     """(seconds, peak MB, exit status, stderr) of one report run with `library`'s code."""
-    env = dict(os.environ, PYTHONPATH=library)
-    proc = subprocess.run([sys.executable, "-c", LAUNCHER, "-c", REPORT, "--store", url,
-                           "--format", "json", "--out", out] + list(extra),
-                          env=env, stderr=subprocess.PIPE, universal_newlines=True, cwd="/")
-    peak = [line for line in proc.stderr.splitlines() if line.startswith("BENCH-PEAK-KB ")]
-    err = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("BENCH-PEAK-KB "))
-    if not peak:
-        return float("nan"), float("nan"), proc.returncode, err
-    return float(peak[-1].split()[2]), int(peak[-1].split()[1]) / 1024.0, proc.returncode, err
+    seconds, mb, status, err = launch_report(
+        ["--store", url, "--format", "json", "--out", out] + list(extra),
+        dict(os.environ, PYTHONPATH=library), cwd="/")
+    if seconds is None:
+        return float("nan"), float("nan"), status, err
+    return seconds, mb, status, err
 
 
 def _load():
@@ -245,7 +231,7 @@ def compare(store, url, before_lib, runs, workdir):
         after = json.load(f)
     med = {k: (statistics.median(s for s, _ in v), max(m for _, m in v)) for k, v in figures.items()}
     b, a = med["before"], med["after"]
-    print("%-10s %d paths, %d results; load %s" % (store, after["paths"], after["window"]["results"],
+    print("%-10s %d paths, %d results; load %s" % (store, after["paths_measured"], after["window"]["results"],
                                                    _load()))
     for name, (secs, mb) in (("before", b), ("after", a)):
         print("  %-7s %6.2f s (bound %.0f s: %s)  %6.0f MB (bound %.0f MB: %s)"
