@@ -36,13 +36,16 @@ from ..archive.queries import open_queries
 FORMATS = ("text", "json", "csv", "html")
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """The coordinator commands' parser: a bad command line raises ReportError, which each
+    command turns into its own exit status and message."""
+
     def error(self, message):
         raise ReportError("%s (see --help)" % message)
 
 
 def parser():
-    p = _Parser(prog="jumbo-report", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="jumbo-report", description=__doc__.split("\n\n")[0])
     # %(prog)s at print time: jumbo-alarms renames this parser.
     p.add_argument("--version", action="version", version="%(prog)s " + __version__)
     p.add_argument("--store", required=True,

@@ -15,7 +15,6 @@ Exit status: 0 stopped by a signal, everything stored; 2 bad input (arguments, s
 3 the store could not be opened, or what was held at the stop could not be stored.
 """
 
-import argparse
 import ipaddress
 import re
 import select
@@ -29,7 +28,7 @@ from ..archive import firefly
 from ..archive.errors import StoreError
 from ..archive.firefly_flows import FlowTable
 from ..archive.firefly_store import open_fireflies
-from .cli import store_options
+from .cli import Parser, store_options
 from .errors import ReportError, exit_status
 from .safe_output import message
 from .inputs import read_sites
@@ -39,13 +38,8 @@ DEFAULT_PORT = 10514        # flowd-go's collectorPort and destinationPort
 _VALUES = re.compile(r"'[^']*'|\"[^\"]*\"|[0-9a-fA-F:.]*[0-9][0-9a-fA-F:.]*")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise ReportError("%s (see --help)" % message)
-
-
 def parser():
-    p = _Parser(prog="jumbo-fireflies", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="jumbo-fireflies", description=__doc__.split("\n\n")[0])
     p.add_argument("--version", action="version", version="%(prog)s " + __version__)
     p.add_argument("--store", required=True,
                    help="sqlite:///PATH (embedded store) or http(s)://HOST[:PORT] (OpenSearch)")
