@@ -2,6 +2,8 @@
 type the record holds (else None, or {} for an object); hosts are reduced from what a spec
 may hold (URL, host:port, [v6]:port) and an IP literal's family is read from it."""
 
+import json
+
 import pytest
 
 from jumbo.archive import values
@@ -10,7 +12,7 @@ from jumbo.archive import values
 @pytest.mark.parametrize("value,expected", [
     (9000, 9000), (0, 0), (-1, -1), (9000.0, 9000), (1500.9, 1500),
     (True, None), (False, None), (None, None), ("9000", None), ([9000], None),
-    (float("nan"), None),
+    (float("nan"), None), (float("inf"), None), (float("-inf"), None),
 ])
 def test_as_int(value, expected):
     got = values.as_int(value)
@@ -27,11 +29,20 @@ def test_as_int_keeps_an_int_subclass_but_not_a_bool():
 @pytest.mark.parametrize("value,expected", [
     (9.5e9, 9.5e9), (3, 3.0), (0, 0.0), (-0.5, -0.5),
     (True, None), (None, None), ("1e9", None), ({}, None),
-    (float("nan"), None),
+    (float("nan"), None), (float("inf"), None), (float("-inf"), None), (10 ** 400, None),
 ])
 def test_as_num(value, expected):
     got = values.as_num(value)
     assert got == expected and type(got) is type(expected)
+
+
+def test_a_number_json_cannot_hold_is_no_number():
+    """Python's json reads 1e999 as infinity; a record must not crash on it nor keep it (the
+    OpenSearch archive would refuse the document and SQLite would show `inf`)."""
+    answer = json.loads('{"path-mtu": 1e999, "mean": -1e999, "gain": 1%s}' % ("0" * 400))
+    assert values.as_int(answer["path-mtu"]) is None
+    assert values.as_num(answer["mean"]) is None
+    assert values.as_num(answer["gain"]) is None
 
 
 def test_as_str_as_bool_as_obj():
