@@ -1,6 +1,8 @@
 """jumbo.testtype.values: values of any result read and shown leniently for the text and
 HTML renderings (result-format): a field of the wrong type reads as missing, never raises."""
 
+import json
+
 import pytest
 
 from jumbo.testtype import values
@@ -16,10 +18,17 @@ def test_as_dict_and_dicts_keep_only_objects():
 @pytest.mark.parametrize("value,expected", [
     (9000, 9000), (0, 0), (-3, -3), (9000.0, 9000), (1500.5, None),
     (True, None), (False, None), (None, None), ("9000", None), ([1], None),
+    (float("nan"), None), (float("inf"), None), (float("-inf"), None),
 ])
 def test_integer(value, expected):
     got = values.integer(value)
     assert got == expected and type(got) is type(expected)
+
+
+def test_a_number_json_cannot_hold_reads_as_missing():
+    """Python's json reads NaN, Infinity and 1e999; result-format must still answer."""
+    result = json.loads('{"path-mtu": NaN, "mss": Infinity, "ttl": 1e999}')
+    assert [values.integer(v) for v in result.values()] == [None, None, None]
 
 
 @pytest.mark.parametrize("value,expected", [
