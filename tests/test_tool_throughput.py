@@ -12,8 +12,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from jumbo.tool import throughput as tp
 
 SPEC = {"dest": "dst", "throughput": {"duration": "PT2S", "omit": "PT0S", "rounds": 1}}
