@@ -21,12 +21,6 @@ def test_no_legs_run_without_throughput():
     assert tp.run_legs({"dest": "x"}, "x", 5600, 9000) is None
 
 
-def test_choose_port_is_free_and_in_range():
-    port = tp.choose_port()
-    assert tp.PORT_RANGE[0] <= port <= tp.PORT_RANGE[1]
-    assert tp.port_free(port)
-
-
 def test_serve_refuses_a_busy_port():
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
