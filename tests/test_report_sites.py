@@ -47,7 +47,7 @@ def test_cells_count_each_site_pair():
 
 def test_a_cells_mtus_are_its_smallest_and_largest_measured():
     cells = sites.cells(PATHS + [_path("a2", "b1", "A", "B", 4000, False),
-                                 _path("a3", "b1", "A", "B", 8000, False, succeeded=False)])
+                                 _path("a3", "b1", "A", "B", 2000, False, succeeded=False)])
     assert cells[("A", "B")] == {"paths": 3, "capable": 1, "min_mtu": 4000, "max_mtu": 9000,
                                  "blackholes": 0}
 
@@ -58,6 +58,9 @@ def test_traffic_weighs_each_pair_by_its_capable_share():
     assert got == {"bytes": 200.0, "measured_bytes": 160.0, "capable_bytes": 110.0,
                    "used": 110.0 / 160.0, "unmeasured": [["B", "C", 40.0]]}
     assert sites.traffic([], cells, ["A"])["used"] is None
+    # Two paths of (A, B), one capable: half its bytes count as carried by jumbo paths.
+    cells = sites.cells(PATHS + [_path("a2", "b1", "A", "B", 1500, False)])
+    assert sites.traffic(VOLUMES, cells, sites.names(cells))["capable_bytes"] == 60.0
 
 
 def test_a_volume_matrix_naming_an_unknown_site_is_refused():
@@ -119,3 +122,10 @@ def test_a_path_within_one_site_unlocks_nothing_and_counts_its_black_hole_once()
     entries = _by_site(sites.ranked(paths, {}, ["A", "B"], 9000, None, 2))
     assert entries["A"]["blackholes"] == 1 and entries["A"]["unlocked_paths"] == 0
     assert entries["A"]["hosts"] == 2 and entries["B"]["pmtud"] == "unknown"
+
+
+def test_a_host_proven_only_within_its_own_site_unlocks_nothing_elsewhere():
+    """b1 -> b2 is capable inside B: b1 is not thereby proven for C's sake."""
+    paths = [_path("b1", "b2", "B", "B", 9000, True), _path("b1", "c1", "B", "C", 1500, False)]
+    entries = _by_site(sites.ranked(paths, {}, ["B", "C"], 9000, None, 2))
+    assert entries["C"]["unlocked_paths"] == 0 and entries["B"]["unlocked_paths"] == 0
