@@ -36,7 +36,6 @@ UNTESTED_BY_NAME = {
     "jumbo.probe.outcome", "jumbo.probe.reflected", "jumbo.probe.route", "jumbo.probe.silence",
     "jumbo.probe.trains", "jumbo.probe.wire",
     "jumbo.report.alarms_index", "jumbo.report.culprits",
-    "jumbo.report.gains",
     "jumbo.tool.pair_result",
     "jumbo.tool.reflector_socket", "jumbo.tool.reverse_client", "jumbo.tool.reverse_flows",
     "jumbo.tool.slot", "jumbo.tool.source", "jumbo.tool.throughput.__main__",
