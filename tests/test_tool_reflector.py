@@ -8,7 +8,7 @@ import time
 import pytest
 
 from jumbo.core.spec import RunSpec
-from jumbo.tool import reflector, reverse, reverse_flows
+from jumbo.tool import reflector, reverse
 
 
 def test_messages_are_authenticated_in_both_directions():
@@ -42,14 +42,6 @@ def test_token_bucket_limits_bursts_and_refills():
     assert sum(bucket.take() for _ in range(20)) == 5
     time.sleep(0.05)
     assert bucket.take()
-
-
-def test_spread_gives_distinct_sizes_strictly_inside():
-    sizes = reverse_flows.spread(1500, 8951, 23)
-    assert len(sizes) == 23 and sizes == sorted(set(sizes))
-    assert 1500 < sizes[0] and sizes[-1] < 8951
-    assert reverse_flows.spread(10, 13, 23) == [11, 12]
-    assert reverse_flows.spread(10, 11, 23) == []
 
 
 def _free_udp_port():
