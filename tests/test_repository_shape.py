@@ -35,7 +35,7 @@ UNTESTED_BY_NAME = {
     "jumbo.core.spec.pair",
     "jumbo.probe.outcome", "jumbo.probe.reflected", "jumbo.probe.route", "jumbo.probe.silence",
     "jumbo.probe.trains", "jumbo.probe.wire",
-    "jumbo.report.alarms_index", "jumbo.report.culprits",
+    "jumbo.report.culprits",
     "jumbo.tool.pair_result",
     "jumbo.tool.reflector_socket",
     "jumbo.tool.slot", "jumbo.tool.source", "jumbo.tool.throughput.__main__",
