@@ -161,13 +161,11 @@ def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=F
     engine = Engine(run_spec(spec))
     engine.version = version
     engine.dest_ip = "dest"
-    engine.local_mtu = 9000
-    engine.min_size = 68 if version == 4 else 1280
-    engine.local_max = 9000
-    engine.bucket = budget_module.AnswerBudget(
-        version, rate=planned_rate or (1.0 if version == 4 else 4.0))
+    # A 9000 egress device: sizes from the family's minimum to 9000.
+    engine.prepare(9000, budget_module.AnswerBudget(
+        version, rate=planned_rate or (1.0 if version == 4 else 4.0)))
     clock.engine = engine
-    engine.transports = [path] + ([echo] if echo else [])
+    engine.rounds.transports = [path] + ([echo] if echo else [])
     started = clock.now
     result = engine.measure(path, echo, flows, None, path if forward else None).as_json()
     return result, clock.now - started, spec
@@ -206,7 +204,7 @@ def _back_to_back(clock, dest_rate, planned_rate, monkeypatch=None, runs=3, vers
         assert all(f["path-mtu"] == mtu for f in result["flows"]), result["flows"]
         assert took <= max_duration(spec)
         total += took
-        rates.append(clock.engine.bucket.rate)
+        rates.append(clock.engine.rounds.bucket.rate)
     return total, rates
 
 

@@ -11,7 +11,7 @@ import time
 
 from . import transport as tp
 from .search import useful_ptb
-from .timing import CONTACT_RETRY, MIN_WAIT, WAIT_RTTS
+from .timing import CONTACT_RETRY, CONTACT_SECONDS, MIN_WAIT, WAIT_RTTS
 
 # JUMBO_PROBE_DEBUG=1: every round's probes and outcomes on stderr (for developers).
 DEBUG = bool(os.environ.get("JUMBO_PROBE_DEBUG"))
@@ -43,13 +43,15 @@ class Flow(object):
 class Rounds(object):
     """What every round shares: the clock (`start`, `deadline`), the pending probes, the
     answers' round-trip estimate, the dest's answer budget and what the transports heard
-    (PTBs, unreachables). `seconds` from now is the deadline; the run sets `version` and
-    `bucket` (an AnswerBudget of that family) once it knows the dest."""
+    (PTBs, unreachables). `seconds` from now is the deadline; the run names the dest, its
+    family and its answer budget (`aim`) once it has resolved it, and keeps `transports`,
+    the open transports whose answers the rounds read."""
 
     def __init__(self, seconds, cap):
         self.start = time.monotonic()
         self.deadline = self.start + seconds
         self.cap = cap  # the spec's timeout: the longest wait for one answer
+        self.dest_ip = None
         self.version = None  # the family, once the dest is resolved
         self.bucket = None  # the dest's answer budget, in that family
         self.srtt = None
@@ -64,6 +66,23 @@ class Rounds(object):
         # Rate-limited transports: when each first sent, which ones the dest ever answered.
         self.limited_first_sent = {}
         self.limited_answering = set()
+
+    def aim(self, dest_ip, version, bucket):
+        """The dest the rounds probe, its family and its answer budget (an AnswerBudget)."""
+        self.dest_ip = dest_ip
+        self.version = version
+        self.bucket = bucket
+
+    def udp_unanswered(self):
+        """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
+        CONTACT_SECONDS ago and more: a host firewall dropping UDP to closed ports. Its
+        budget refills in that time, so the flows that need its answers cannot be confirmed;
+        they stop and leave the time to the rest of the run."""
+        if not self.answered:
+            return False
+        now = time.monotonic()
+        return any(key not in self.limited_answering and now - first > CONTACT_SECONDS
+                   for key, first in self.limited_first_sent.items())
 
     def wait_limit(self):
         if self.srtt is None:
@@ -166,9 +185,21 @@ class Rounds(object):
         superseded by a later answered probe of its group (or `complete(probes)` says so),
         or the wait limit (at the latest `deadline`) passes."""
         deadline = self.deadline if deadline is None else min(deadline, self.deadline)
-        complete = complete or self.complete
         if pace:
             self.pace(items)
+        probes = self._send(items, deadline)
+        self._await(probes, deadline, complete or self.complete)
+        self.account_budget(probes)
+        if DEBUG:
+            sys.stderr.write("%.3f %s\n" % (time.monotonic() - self.start, " ".join(
+                "%s%d%s:%s" % ("f%d/" % p.flow.tflow, p.size, "t%d" % p.ttl if p.ttl else "",
+                               (p.outcome or "-")[:3]) for p in probes)))
+        self._settle_unanswered(probes)
+        return probes
+
+    def _send(self, items, deadline):
+        """The items' probes, sent back to back until `deadline`. A size our own interface
+        refuses never leaves: it is settled at once (a failure sign for a search probe)."""
         probes = []
         for flow, size, ttl in items:
             if time.monotonic() >= deadline:
@@ -188,6 +219,11 @@ class Rounds(object):
             probes.append(probe)
             if flow.transport.arrival_limited:
                 self.limited_first_sent.setdefault(id(flow.transport), probe.sent)
+        return probes
+
+    def _await(self, probes, deadline, complete):
+        """Read answers until `complete(probes)` or the wait limit: a few round trips after
+        the last probe once the round trip is known, never past `deadline`."""
         limit = min(time.monotonic() + self.wait_limit(), deadline)
         while not complete(probes):
             now = time.monotonic()
@@ -196,28 +232,32 @@ class Rounds(object):
             self.collect(limit)
             if self.srtt is not None:
                 limit = min(limit, max(p.sent for p in probes) + self.wait_limit())
-        self.account_budget(probes)
-        if DEBUG:
-            sys.stderr.write("%.3f %s\n" % (time.monotonic() - self.start, " ".join(
-                "%s%d%s:%s" % ("f%d/" % p.flow.tflow, p.size, "t%d" % p.ttl if p.ttl else "",
-                               (p.outcome or "-")[:3]) for p in probes)))
+
+    def _settle_unanswered(self, probes):
+        """Every probe still without an answer is silent; a search probe's silence is
+        evidence for its flow's search (see _silence)."""
         for probe in probes:
             if probe.outcome is None:
                 probe.outcome = "silent"
-                ordered = self.superseded(probe, probes)
                 if probe.ttl is None:
-                    search = probe.flow.search
-                    limited = probe.flow.transport.arrival_limited
-                    if search.lo is not None and probe.size <= search.lo:
-                        if not limited:
-                            search.lost()
-                        # (Rate-limited: a size that crosses got no answer because the
-                        # dest's budget went to a larger one first, or is spent: no loss.)
-                    elif limited and self.after_answer(probe, probes):
-                        pass  # sent after an answered larger size: the budget, not a sign
-                    else:
-                        search.failed_sign(probe.size, ordered=ordered)
-        return probes
+                    self._silence(probe, probes)
+
+    def _silence(self, probe, probes):
+        """What a silent search probe tells its search: below the proven size, loss (unless
+        the dest's answers are rate-limited); after an answered larger size of a rate-limited
+        flow, nothing (the budget went to that one); else a failure sign, ordered when a later
+        probe of its flow was answered."""
+        search = probe.flow.search
+        limited = probe.flow.transport.arrival_limited
+        if search.lo is not None and probe.size <= search.lo:
+            if not limited:
+                search.lost()
+            # (Rate-limited: a size that crosses got no answer because the dest's budget
+            # went to a larger one first, or is spent: no loss.)
+        elif limited and self.after_answer(probe, probes):
+            pass  # sent after an answered larger size: the budget, not a sign
+        else:
+            search.failed_sign(probe.size, ordered=self.superseded(probe, probes))
 
     def account_budget(self, probes):
         """Our model of the dest's answer budget after a rate-limited round: every size at or
