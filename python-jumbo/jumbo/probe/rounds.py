@@ -45,7 +45,8 @@ class Rounds(object):
     answers' round-trip estimate, the dest's answer budget and what the transports heard
     (PTBs, unreachables). `seconds` from now is the deadline; the run names the dest, its
     family and its answer budget (`aim`) once it has resolved it, and keeps `transports`,
-    the open transports whose answers the rounds read."""
+    the open transports whose answers the rounds read. Its face: round(), complete() (a
+    round's default end), sleep_until(), free_train(), udp_unanswered()."""
 
     def __init__(self, seconds, cap):
         self.start = time.monotonic()
@@ -84,7 +85,7 @@ class Rounds(object):
         return any(key not in self.limited_answering and now - first > CONTACT_SECONDS
                    for key, first in self.limited_first_sent.items())
 
-    def wait_limit(self):
+    def _wait_limit(self):
         if self.srtt is None:
             return min(self.cap, CONTACT_RETRY)
         return min(self.cap, max(WAIT_RTTS * self.srtt, MIN_WAIT))
@@ -100,7 +101,7 @@ class Rounds(object):
             return 1
         return 3 if self.srtt < 0.1 else 7
 
-    def handle(self, transport, event):
+    def _handle(self, transport, event):
         probe = self.pending.get((id(transport), event.probe))
         if probe is None:
             return
@@ -142,9 +143,9 @@ class Rounds(object):
             left = when - time.monotonic()
             if left <= 0:
                 return
-            self.collect(time.monotonic() + left)
+            self._collect(time.monotonic() + left)
 
-    def collect(self, until):
+    def _collect(self, until):
         """Read events from every transport until `until` or until something arrived."""
         fds = {}
         for transport in self.transports:
@@ -158,7 +159,7 @@ class Rounds(object):
             for transport in silent:
                 for event in transport.poll(until if not got else time.monotonic()):
                     got = True
-                    self.handle(transport, event)
+                    self._handle(transport, event)
             if got or not fds:
                 return got
             left = 0.0
@@ -170,10 +171,10 @@ class Rounds(object):
                 continue
             seen.add(id(transport))
             for event in transport.poll(time.monotonic()):
-                self.handle(transport, event)
+                self._handle(transport, event)
         return bool(ready)
 
-    def pace(self, items):
+    def _pace(self, items):
         limited = set(id(f) for f, _, _ in items if f.transport.arrival_limited)
         if not limited:
             return
@@ -186,10 +187,10 @@ class Rounds(object):
         or the wait limit (at the latest `deadline`) passes."""
         deadline = self.deadline if deadline is None else min(deadline, self.deadline)
         if pace:
-            self.pace(items)
+            self._pace(items)
         probes = self._send(items, deadline)
         self._await(probes, deadline, complete or self.complete)
-        self.account_budget(probes)
+        self._account_budget(probes)
         if DEBUG:
             sys.stderr.write("%.3f %s\n" % (time.monotonic() - self.start, " ".join(
                 "%s%d%s:%s" % ("f%d/" % p.flow.tflow, p.size, "t%d" % p.ttl if p.ttl else "",
@@ -224,14 +225,14 @@ class Rounds(object):
     def _await(self, probes, deadline, complete):
         """Read answers until `complete(probes)` or the wait limit: a few round trips after
         the last probe once the round trip is known, never past `deadline`."""
-        limit = min(time.monotonic() + self.wait_limit(), deadline)
+        limit = min(time.monotonic() + self._wait_limit(), deadline)
         while not complete(probes):
             now = time.monotonic()
             if now >= limit:
                 break
-            self.collect(limit)
+            self._collect(limit)
             if self.srtt is not None:
-                limit = min(limit, max(p.sent for p in probes) + self.wait_limit())
+                limit = min(limit, max(p.sent for p in probes) + self._wait_limit())
 
     def _settle_unanswered(self, probes):
         """Every probe still without an answer is silent; a search probe's silence is
@@ -254,12 +255,12 @@ class Rounds(object):
                 search.lost()
             # (Rate-limited: a size that crosses got no answer because the dest's budget
             # went to a larger one first, or is spent: no loss.)
-        elif limited and self.after_answer(probe, probes):
+        elif limited and self._after_answer(probe, probes):
             pass  # sent after an answered larger size: the budget, not a sign
         else:
-            search.failed_sign(probe.size, ordered=self.superseded(probe, probes))
+            search.failed_sign(probe.size, ordered=self._superseded(probe, probes))
 
-    def account_budget(self, probes):
+    def _account_budget(self, probes):
         """Our model of the dest's answer budget after a rate-limited round: every size at or
         below the largest answered one arrived; fewer answers than that means the budget ran
         dry during the round, no answer at all that it was dry when the round arrived."""
@@ -283,14 +284,14 @@ class Rounds(object):
             self.bucket.empty(since=max(p.sent for p in sent), sure=missing > 1)
 
     @staticmethod
-    def after_answer(probe, probes):
+    def _after_answer(probe, probes):
         """A rate-limited probe sent after an answered, larger-or-equal probe of its flow."""
         return any(other.group == probe.group and other.order < probe.order
                    and other.outcome == tp.ARRIVED and other.size >= probe.size
                    for other in probes)
 
     @staticmethod
-    def superseded(probe, probes):
+    def _superseded(probe, probes):
         """A later probe of the same flow and TTL was answered (arrival, time exceeded, or a
         PTB: a smaller probe meets its PTB at the same router or further along than a larger
         one would): the path was alive when `probe` went silent."""
@@ -300,6 +301,6 @@ class Rounds(object):
     def complete(self, probes):
         """Every probe is answered, superseded, or (rate-limited) sent after an answered
         larger one of its flow: the dest's budget went to that one, nothing more will come."""
-        return all(p.outcome is not None or self.superseded(p, probes)
+        return all(p.outcome is not None or self._superseded(p, probes)
                    or (p.ttl is None and p.flow.transport.arrival_limited
-                       and self.after_answer(p, probes)) for p in probes)
+                       and self._after_answer(p, probes)) for p in probes)
