@@ -154,6 +154,8 @@ class Engine(object):
 
     def measure(self, udp, echo, nflows, iface, forward=None):
         """The phases over open transports -> outcome.PathResult."""
+        # Probing begins (after greeting the dest's reflector, if any): the time the dest
+        # has had to answer anything at all counts from here.
         self.searches.contact_start = time.monotonic()
         self.progress("probing %s (IPv%d) from %s, local MTU %d" % (
             self.dest_ip, self.version, iface, self.local_max))
