@@ -22,11 +22,14 @@ state_of = path_state.state_of
 
 
 class Window(object):
-    """A closed time window on the result start time, as ISO strings (either may be None)."""
+    """A closed time window on the result start time, as ISO strings (either may be None),
+    and optionally the hosts one of whose ends a result must have (`hosts`: a site's page
+    draws its trend and changes over its own hosts' results; None: every result)."""
 
-    def __init__(self, since=None, until=None):
+    def __init__(self, since=None, until=None, hosts=None):
         self.since = since
         self.until = until
+        self.hosts = tuple(sorted(hosts)) if hosts is not None else None
 
     def describe(self):
         if not self.since and not self.until:

@@ -303,7 +303,7 @@ def to_html(r):
         matrix_svg(r),
         '<h2 id="trend">Trend per %s: share of results (runs, not paths) that carried the target, '
         'with the DC26 and DC28 targets%s</h2>'
-        % (escape(r["trend"]["interval"]), " (whole mesh)" if r.get("site") else ""),
+        % (escape(r["trend"]["interval"]), " (site %s's hosts' results)" % escape(r["site"]) if r.get("site") else ""),
         trend_svg(r),
         '<h2 id="gains">Jumbo gain</h2>',
         "<p>%s</p>" % escape(" ".join(gain_text)),

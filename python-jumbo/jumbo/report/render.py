@@ -205,7 +205,7 @@ def _matrix(r):
 def _trend(r):
     t = r["trend"]
     out = ["Trend per %s: share of results (runs, not paths) that carried the target (DC26 50%%, "
-           "DC28 99%%)%s" % (t["interval"], ", whole mesh" if r.get("site") else "")]
+           "DC28 99%%)%s" % (t["interval"], ", site %s's hosts' results" % r["site"] if r.get("site") else "")]
     for b in t["buckets"]:
         bar = "#" * int(round(40 * (b["jumbo_results_share"] or 0)))
         out.append("  %s %7s %-40s %d results, %d black-hole results%s"

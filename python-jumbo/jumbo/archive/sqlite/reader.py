@@ -126,6 +126,10 @@ class SqliteQueries(Queries):
         if window.until:
             clauses.append("%s < ?" % column)
             args.append(window.until)
+        if window.hosts is not None:
+            marks = ", ".join("?" * len(window.hosts))
+            clauses.append("(source IN (%s) OR dest IN (%s))" % (marks, marks))
+            args.extend(window.hosts + window.hosts)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
 
     def run(self, sql, args=(), db=None):
@@ -144,7 +148,8 @@ class SqliteQueries(Queries):
 
     # -- the questions ---------------------------------------------------------------------
     def _summarised(self, window):
-        return self.has_summary and not window.since and not window.until
+        return (self.has_summary and not window.since and not window.until
+                and window.hosts is None)
 
     def count(self, window):
         if self._summarised(window):
