@@ -6,7 +6,7 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 from ..core.mtu import STANDARD_MTU, is_jumbo
 from . import actions_view, firefly_view, telemetry_view
 from .formatting import evidence, pct
-from .render import change_mtus, host_sentence
+from .render import change_mtus, culprit_affected, culprit_owner, host_sentence
 from .safe_output import html_text as escape  # bidi controls neutralised too
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"
@@ -251,10 +251,8 @@ def to_html(r):
                for b in r["blackholes"][:limit]]
     bh_more = ("<p>... and %d more (all of them in the JSON and CSV output).</p>"
                % (len(r["blackholes"]) - limit)) if len(r["blackholes"]) > limit else ""
-    culprit_rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"],
-                     ", ".join(c["sites"][:12]) + (" and %d more" % (len(c["sites"]) - 12)
-                                                   if len(c["sites"]) > 12 else ""),
-                     "; ".join(c["examples"])) for c in r["culprits"]]
+    culprit_rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"], culprit_owner(c),
+                     culprit_affected(c), "; ".join(c["examples"])) for c in r["culprits"]]
     site_rows = [(s["rank"], s["site"], s["hosts"], "/".join(str(m) for m in s["host_mtu"]),
                   "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
                   s["fails"], s["pmtud"], "%d (%s)%s" % (
@@ -293,7 +291,8 @@ def to_html(r):
         _table(["source", "dest", "family", "source site", "dest site", "size vanishing", "hop", "hop IP",
                 "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
         '<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
-        _table(["hop", "failing paths", "black holes", "MTU", "sites", "examples"], culprit_rows)
+        _table(["hop", "failing paths", "black holes", "MTU", "owner", "affected sites",
+                "examples"], culprit_rows)
         if culprit_rows else "<p>No hop is shared by several failing paths.</p>",
         "<p>%s</p>" % escape(host_sentence(r)),
         '<h2 id="sites">Sites ranked by adoption unlocked if fixed</h2>',

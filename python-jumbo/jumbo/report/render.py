@@ -151,15 +151,33 @@ def host_sentence(r):
             "%s%s" % (r["host_limited"], named, more))
 
 
+def culprit_owner(c):
+    """A culprit hop's owner as shown: its site, the two candidates of a link, or transit."""
+    if c["site"]:
+        return "%s (%s)" % (c["site"], c["owner_basis"])
+    if c["candidates"]:
+        return "%s (%s)" % (" or ".join(c["candidates"]), c["owner_basis"])
+    return c["owner_basis"]
+
+
+def culprit_affected(c):
+    """The other sites a culprit hop's failing paths touch: affected, not suspects."""
+    if not c["affected_sites"]:
+        return "no other site affected"
+    return "%d other site%s affected (%s%s)" % (
+        c["affected_site_count"], "" if c["affected_site_count"] == 1 else "s",
+        ", ".join(c["affected_sites"][:6]),
+        " and %d more" % (c["affected_site_count"] - 6) if c["affected_site_count"] > 6 else "")
+
+
 def _culprits(r):
     out = ["Likely culprits: hops shared by failing paths (%d)" % len(r["culprits"])]
     for c in r["culprits"]:
         what = "black hole on %d paths" % c["blackholes"] if c["blackholes"] else ""
         if c["mtu"] is not None:
             what = ("%s, " % what if what else "") + "MTU %d" % c["mtu"]
-        sites = ", ".join(c["sites"][:6]) + (" and %d more" % (len(c["sites"]) - 6)
-                                              if len(c["sites"]) > 6 else "")
-        out.append("  %-18s %4d failing paths  %s  sites: %s" % (c["hop_ip"], c["paths"], what, sites))
+        out.append("  %-18s %4d failing paths  %s  owner: %s; %s" % (
+            c["hop_ip"], c["paths"], what, culprit_owner(c), culprit_affected(c)))
     if r["host_limited"]:
         out.append("  " + host_sentence(r))
     return out
@@ -309,6 +327,8 @@ def rows(r):
         yield ("culprit", c["hop_ip"], "paths", c["paths"])
         yield ("culprit", c["hop_ip"], "blackholes", c["blackholes"])
         yield ("culprit", c["hop_ip"], "mtu", c["mtu"])
+        yield ("culprit", c["hop_ip"], "site", c["site"])
+        yield ("culprit", c["hop_ip"], "affected_site_count", c["affected_site_count"])
     for h in r["limiting_hosts"]:
         item = "%s %s" % (h["host"], h["family"])
         for k in ("site", "interface_mtu", "paths"):
