@@ -74,6 +74,13 @@ class Queries(object):
         partial black hole in some run of the window (jumbo.archive.evidence)."""
         return {}
 
+    def agreement(self, window, target):
+        """{path key (jumbo.archive.evidence.path_key): (runs, flows, flows_runs, flows_asked,
+        asked_runs)} of the pmtu paths with runs in the `jumbo` state in the window: how many,
+        the flows they measured and were asked for (sums), and how many runs gave each count
+        (a run stored before the record kept a count gives none: unknown, never zero)."""
+        return {}
+
     def history_self_contained(self, window):
         """True when history(..., latest=None) is cheap (the store computes the latest states
         itself), so the model can start it before reading the latest results."""

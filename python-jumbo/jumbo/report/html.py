@@ -4,7 +4,7 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 
 
 from ..core.mtu import STANDARD_MTU, is_jumbo
-from . import actions_view, firefly_view, telemetry_view
+from . import actions_view, confidence, firefly_view, telemetry_view
 from .formatting import evidence, pct
 from .render import change_mtus, culprit_affected, culprit_owner, host_sentence
 from .safe_output import html_text as escape  # bidi controls neutralised too
@@ -187,6 +187,17 @@ def _bin(b):
     return "x%g+" % b["from"] if b["to"] is None else "x%g-%g" % (b["from"], b["to"])
 
 
+def _confidence(r):
+    """How sure the jumbo verdicts are: the counts, and the least sure paths."""
+    c = r.get("confidence")
+    if not c:
+        return ""
+    rows = confidence.html_rows(r)
+    return ('<h2 id="confidence">How sure the jumbo verdicts are</h2><p>%s</p>%s'
+            % (escape(confidence.headline(c)),
+               _table(confidence.HTML_HEADERS, rows) if rows else ""))
+
+
 def _table(headers, rows, row_class=None):
     out = ["<table><tr>%s</tr>" % "".join("<th>%s</th>" % escape(h) for h in headers)]
     for i, row in enumerate(rows):
@@ -287,6 +298,7 @@ def to_html(r):
         "<ul>%s</ul>" % "".join(status),
         _telemetry(r),
         _fireflies(r),
+        _confidence(r),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
         _table(["source", "dest", "family", "source site", "dest site", "size vanishing", "hop", "hop IP",
                 "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",

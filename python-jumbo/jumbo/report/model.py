@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..core.mtu import DEFAULT_TARGET_MTU, is_jumbo
 from ..core.units import parse_time
-from . import change_list, held, sites
+from . import change_list, confidence, held, sites
 from .culprits import limiting_hosts, shared_culprits
 from .errors import NoData, ReportError
 from .formatting import share
@@ -101,6 +101,8 @@ def _build_all(queries, opts):
     side = ThreadPoolExecutor(max_workers=1)
     try:
         f_evidence = side.submit(queries.evidence, window, target)
+        # How sure each jumbo verdict is: the jumbo runs per path and their flows.
+        f_agreement = side.submit(queries.agreement, window, target)
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
 
@@ -159,13 +161,14 @@ def _build_all(queries, opts):
                 trend=f_trend.result() if f_trend is not None else None))
         held_paths = held.hold(rows, f_evidence.result())
         return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain,
-                      held_paths)
+                      held_paths, f_agreement)
     finally:
         pool.shutdown(wait=True)
         side.shutdown(wait=True)
 
 
-def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, held_paths):
+def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, held_paths,
+           f_agreement):
     """The report dict, section by section in the order it shows them (the store's answers
     still running in `f_hist` and `f_gain` are waited for where their sections come)."""
     target = opts.target
@@ -182,6 +185,8 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min,
                                                                  host_mtu)
     report["limiting_hosts"] = limiting_hosts(paths, _host_sites(paths))
+    confidence.attach(paths, f_agreement.result())
+    report["confidence"] = confidence.summary(paths)
     changes = _add_trend(report, f_hist, held_paths, interval)
     measured, latency = f_gain.result()
     if opts.site is not None:

@@ -8,7 +8,7 @@ import io
 import json
 
 from ..core.mtu import STANDARD_MTU
-from . import actions_view, firefly_view, path_record, telemetry_view
+from . import actions_view, confidence, firefly_view, path_record, telemetry_view
 from .formatting import evidence, metric_rows, pct, share
 from .safe_output import csv_cell, text_line
 
@@ -76,7 +76,8 @@ def _seen(b):
 
 def to_text(r):
     out = []
-    for section in (_title, actions_view.text, _headline, _blackholes, _culprits, _sites, _matrix, _trend, _gains):
+    for section in (_title, actions_view.text, _headline, confidence.text, _blackholes, _culprits,
+                    _sites, _matrix, _trend, _gains):
         out += section(r) + [""]
     out += _changes(r)
     if r.get("telemetry"):
@@ -312,6 +313,8 @@ def rows(r):
     for row in metric_rows("summary", "mesh", summary, SUMMARY_KEYS):
         yield row
     for row in actions_view.rows(r):
+        yield row
+    for row in confidence.csv_rows(r):
         yield row
     for s in r["status"]:
         yield ("target", s["target"], "goal", s["goal"])
