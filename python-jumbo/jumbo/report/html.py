@@ -88,9 +88,11 @@ def trend_svg(r):
                  'runs)</text>' % (left, height - 10))
     parts.append('<text x="%d" y="%d" font-size="12" fill="#777">configured results</text>'
                  % (left + 170, height - 10))
-    if any(b.get("used_share") is not None for b in buckets):
-        parts.append('<text x="%d" y="%d" font-size="12" fill="#1a9850">used (bytes, telemetry)</text>'
-                     % (left + 320, height - 10))
+    sources = sorted(set(b.get("used_source") or "telemetry" for b in buckets
+                         if b.get("used_share") is not None))
+    if sources:
+        parts.append('<text x="%d" y="%d" font-size="12" fill="#1a9850">used (bytes, %s)</text>'
+                     % (left + 320, height - 10, escape(", ".join(sources))))
     parts.append("</svg>")
     return "\n".join(parts)
 

@@ -221,16 +221,23 @@ def _matrix(r):
     return out
 
 
+def _used_in_bucket(b):
+    """'; used 64.3% of bytes (fireflies)': a bucket's used share where a source gave one."""
+    if b.get("used_share") is None:
+        return ""
+    return "; used %s of bytes (%s)" % (pct(b["used_share"]), b.get("used_source") or "telemetry")
+
+
 def _trend(r):
     t = r["trend"]
     out = ["Trend per %s: share of results (runs, not paths) that carried the target (DC26 50%%, "
            "DC28 99%%)%s" % (t["interval"], ", site %s's hosts' results" % r["site"] if r.get("site") else "")]
     for b in t["buckets"]:
         bar = "#" * int(round(40 * (b["jumbo_results_share"] or 0)))
-        out.append("  %s %7s %-40s %d results, %d black-hole results%s"
+        out.append("  %s %7s %-40s %d results, %d black-hole results%s%s"
                    % (b["bucket"], pct(b["jumbo_results_share"]), bar, b["results"],
                       b["blackhole_results"], ", %d undecided" % b["unknown_results"]
-                      if b["unknown_results"] else ""))
+                      if b["unknown_results"] else "", _used_in_bucket(b)))
     return out
 
 
@@ -349,6 +356,9 @@ def rows(r):
     for b in r["trend"]["buckets"]:
         for k in TREND_KEYS:
             yield ("trend", b["bucket"], k, b[k])
+        if b.get("used_share") is not None:
+            yield ("trend", b["bucket"], "used_share", b["used_share"])
+            yield ("trend", b["bucket"], "used_source", b.get("used_source") or "telemetry")
     for name in ("gains", "expected_gains"):
         summary = r[name]["summary"] or {}
         yield (name, "mesh", "paths", r[name]["paths"])
