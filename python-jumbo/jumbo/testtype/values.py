@@ -2,6 +2,8 @@
 of the wrong type reads as missing, never raises. Shared by render (the pmtu test), pair
 (jumbo-throughput) and jumbocheck (hop RTTs in milliseconds, as pScheduler prints them)."""
 
+import math
+
 from ..core import units
 
 
@@ -19,7 +21,8 @@ def integer(value):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value == int(value):
+    # int() of a NaN or an infinity raises (json reads NaN, Infinity and 1e999).
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
         return int(value)
     return None
 
