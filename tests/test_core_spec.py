@@ -6,28 +6,6 @@ from jumbo.core import spec as specs
 from jumbo.tool import runner
 
 
-def test_a_run_spec_reads_its_fields_from_the_filled_json():
-    raw = {"dest": "192.0.2.2", "reverse": True, "min-mtu": 1280}
-    full = specs.RunSpec(raw)
-    assert full.as_json() == specs.with_defaults(raw)
-    assert raw == {"dest": "192.0.2.2", "reverse": True, "min-mtu": 1280}  # not changed
-    assert (full.dest, full.flows, full.target_mtu, full.timeout) == ("192.0.2.2", 4, 9000, "PT1S")
-    assert (full.min_mtu, full.max_mtu, full.ip_version, full.source) == (1280, None, None, None)
-    assert full.reverse and not full.hops and not full.reflector
-    assert full.needs_dest and not full.is_pair and full.throughput is None
-    assert full.timeout_seconds == 1.0
-    # Read by attribute only: the JSON's dict protocol is not the spec's.
-    assert not hasattr(full, "get") and not hasattr(full, "__getitem__")
-    assert specs.run_spec(full) is full and specs.run_spec(raw) == full
-    copy = full.as_json()
-    copy["flows"] = 9
-    assert full.flows == 4 and full.as_json()["flows"] == 4
-
-
-def test_the_flows_default_has_one_home():
-    assert specs.DEFAULTS["flows"] == specs.DEFAULT_FLOWS == specs.RunSpec({"dest": "x"}).flows
-
-
 def test_a_pair_run_spec_carries_its_legs_typed():
     internal = specs.internal_spec({"dest": "192.0.2.2", "rounds": 2, "order": "ab",
                                     "timeout": "PT2S", "fq-rate": 5000000000})

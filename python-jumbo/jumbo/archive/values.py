@@ -2,6 +2,7 @@
 and objects only when they are of that type (else None or {}), hosts reduced from spec
 endpoints, IP literals and their family."""
 
+import math
 import re
 
 _IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}\Z")
@@ -14,7 +15,8 @@ def as_int(value):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value == value:
+    # Not NaN nor infinity (json reads 1e999 as inf, and int() of it raises OverflowError).
+    if isinstance(value, float) and math.isfinite(value):
         return int(value)
     return None
 
@@ -23,7 +25,12 @@ def as_num(value):
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value == value else None
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond a float's range (json reads 1e400 digits so)
+            return None
+        # A NaN or an infinity is no measurement (and no JSON number OpenSearch takes).
+        return number if math.isfinite(number) else None
     return None
 
 
