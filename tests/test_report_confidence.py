@@ -106,6 +106,17 @@ def test_each_jumbo_path_says_how_sure_it_is(store_url):
     assert 'id="confidence"' in page and "<td>unknown</td>" in page and "<td>0.46</td>" in page
 
 
+def test_the_readme_says_what_the_report_does():
+    """12 of 16 flows measured at 9000 is jumbo in the report (above), and the README says so."""
+    import os
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+    with open(readme) as handle:
+        text = " ".join(handle.read().split())
+    assert ("12 of 16 flows measured, all at 9000, is `jumbo`, and the report counts it as "
+            "jumbo") in text
+    assert "`high`, `low` or `unknown` (a flow count not stored) confidence" in text
+
+
 def test_a_window_counts_its_own_runs(store_url):
     """--since after b -> a's first run: two runs, 80 flows, (15/16)^80 = 0.0058: not sure."""
     r = build(store_url, since="2026-11-02T02:00:00Z")

@@ -57,10 +57,16 @@ def of_counts(counts):
 
 
 def attach(paths, agreement):
-    """Each jumbo path's record gets its confidence (path_record.PathRecord.confidence)."""
+    """Each jumbo path's record gets its confidence (path_record.PathRecord.confidence). Few
+    distinct counts recur over many paths (a mesh runs every path alike): one tuple each."""
+    made = {}
     for p in paths:
         if p.state in JUMBO_STATES:
-            p.confidence = of_counts(agreement.get(path_key(p.source, p.dest, p.ip_version)))
+            counts = agreement.get(path_key(p.source, p.dest, p.ip_version))
+            found = made.get(counts)
+            if found is None:
+                found = made[counts] = of_counts(counts)
+            p.confidence = found
 
 
 def summary(paths):

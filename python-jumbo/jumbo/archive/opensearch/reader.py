@@ -173,7 +173,7 @@ class OpenSearchQueries(SearchClient, Queries):
         aggs = {"f": {"sum": {"field": "jumbo.flows"}}, "fn": {"value_count": {"field": "jumbo.flows"}},
                 "a": {"sum": {"field": "jumbo.flows_asked"}},
                 "an": {"value_count": {"field": "jumbo.flows_asked"}}}
-        out = {}
+        out, shared = {}, {}
         for b in self.composite(self.pmtu, query, [{"path": {"terms": {"field": "jumbo.path"}}}],
                                 aggs, "jumbo runs per path", page=1000):
             counts = [b.get("doc_count"), b["f"].get("value"), b["fn"].get("value"),
@@ -182,7 +182,8 @@ class OpenSearchQueries(SearchClient, Queries):
             if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0
                        for x in counts) or not isinstance(b["key"].get("path"), str):
                 continue
-            out[b["key"]["path"]] = tuple(int(x) for x in counts)
+            counts = tuple(int(x) for x in counts)
+            out[b["key"]["path"]] = shared.setdefault(counts, counts)   # few distinct, many paths
         return out
 
     def gains(self, window):

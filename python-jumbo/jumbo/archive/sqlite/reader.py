@@ -360,7 +360,11 @@ class SqliteQueries(Queries):
                    "COUNT(%s) FROM %s %s %s %s = 'jumbo' GROUP BY 1"
                    % (pathcol, flows, flows, asked, asked, _quote(self.table), where,
                       "AND" if where else "WHERE", path_state.sql(target)))
-        return dict((r[0], tuple(int(x or 0) for x in r[1:])) for r in self.run(sql, args))
+        out, shared = {}, {}
+        for r in self.run(sql, args):
+            counts = tuple(int(x or 0) for x in r[1:])
+            out[r[0]] = shared.setdefault(counts, counts)    # few distinct counts, many paths
+        return out
 
     def gains(self, window):
         # The measured gain comes from the paired test (jumbo-throughput) only.
