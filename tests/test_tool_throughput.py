@@ -14,6 +14,7 @@ import time
 import pytest
 
 from jumbo.core.mtu import MSS_TOLERANCE
+from jumbo.core.spec import slot as slots
 from jumbo.tool import throughput as tp
 
 SPEC = {"dest": "dst", "throughput": {"duration": "PT2S", "omit": "PT0S", "rounds": 1}}
@@ -27,17 +28,17 @@ def test_duration_zero_without_throughput():
 def test_duration_counts_every_leg_and_set_up():
     # The slot pays for working legs (-O + -t + a fixed overhead each); a hanging leg is still
     # killed at its own, longer, leg_timeout and the deadline leaves the rest out.
-    per_leg = 2 + tp.LEG_OVERHEAD
+    per_leg = 2 + slots.LEG_OVERHEAD
     assert tp.leg_timeout(tp.settings(SPEC)) > per_leg
     one = tp.duration(SPEC)
-    assert one == 4 * per_leg + tp.FIRST_CONNECT + tp.TEARDOWN
+    assert one == 4 * per_leg + slots.FIRST_CONNECT + slots.LEGS_TEARDOWN
     both = dict(SPEC, throughput=dict(SPEC["throughput"], direction="both"))
     ab = dict(SPEC, throughput=dict(SPEC["throughput"], order="ab"))
     three = dict(SPEC, throughput=dict(SPEC["throughput"], rounds=3, omit="PT1S"))
     assert tp.leg_count(both) == 8 and tp.duration(both) > one
     assert tp.leg_count(ab) == 2 and tp.duration(ab) < one
     assert tp.leg_count(three) == 12
-    assert tp.duration(three) == 12 * (2 + 1 + tp.LEG_OVERHEAD) + tp.FIRST_CONNECT + tp.TEARDOWN
+    assert tp.duration(three) == 12 * (2 + 1 + slots.LEG_OVERHEAD) + slots.FIRST_CONNECT + slots.LEGS_TEARDOWN
 
 
 def test_abba_plan_and_mss_per_family():

@@ -6,7 +6,7 @@ slot the tool asks for. A path-MTU probe is a few dozen packets and belongs in t
 only for as long as they run. So the legs are this test, run by the same jumbocheck tool.
 
 What a run does (jumbo.tool.runner with jumbo.tool.throughput): the source (p0, the lead) measures the
-path MTU first (one flow, bounded by PATH_MTU_BUDGET), which decides the jumbo leg's size (a
+path MTU first (one flow, bounded by jumbo.core.spec.slot.PATH_MTU_BUDGET), which decides the jumbo leg's size (a
 path that cannot carry 9000 is tested at its path MTU, one at 1500 gets no jumbo leg), then
 runs the iperf3 clients against the dest's (p1) server in ABBA order with the MSS verified on
 the wire; the result carries the gain with its noise estimate and the Mathis ceilings.
@@ -20,25 +20,31 @@ jumbo.core.result.PairResult, assembled and merged by the tool, jumbo.tool.pair_
     validate(spec), require_valid(spec)
     participants(spec)            -> {"participants": [lead|null, dest-node|dest]}
     cli_to_spec(argv), spec_to_cli(spec)
-    internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.tool.throughput use
     result_text, result_html, spec_text, spec_html, verdict(result)
 """
 
 from . import spec as specs
 from .render import (html_page, integer, number, pairs_html, pairs_text, show, strip_private,
                      tables, text_page, throughput_pairs)
+from .. import probe
 from ..core import schema as schemas
 from ..core import units
 from ..core import validate as validation
-from ..core.spec import (HOST_KEYS, LEG_KEYS, PAIR_DEFAULTS as DEFAULTS,  # noqa: F401
-                         internal_spec, pair_with_defaults as with_defaults)
-from ..tool.runner import SLOT_FIELDS, validate_pair as validate  # noqa: F401
+from ..core.spec.pair import PAIR_DEFAULTS as DEFAULTS, pair_with_defaults as with_defaults
+from ..core.spec.pair import validate_pair
 
 TEST = schemas.PAIR_TEST
 
 
 # ------------------------------------------------------------------------------------------
-# Spec (defaults, validation and the internal spec: jumbo.core.spec; the slot: jumbo.tool.runner)
+# Spec (defaults, validation, the internal spec and the slot rule: jumbo.core.spec)
+
+def validate(spec):
+    """Full validation of a jumbo-throughput spec: (True, None) or (False, "At /field: ...").
+    The last check is the slot rule (jumbo.core.spec.slot): the exclusive slot the run
+    reserves, with the probe's bound for its path-MTU step, against the node's limit."""
+    return validate_pair(spec, probe.max_duration)
+
 
 def require_valid(spec):
     return validation.require_valid(spec, validate)
