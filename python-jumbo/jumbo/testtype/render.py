@@ -17,9 +17,9 @@ What jumbo.testtype.pair (the jumbo-throughput test) renders with the same wordi
 
 import html
 
-from . import spec as specs
 from ..core import schema as schemas
 from ..core.mtu import is_jumbo
+from ..core.spec.typed import with_defaults
 from .values import as_dict as _obj, bits as _bits, dicts as _list, percent as _percent
 from .values import integer, number, rtt_ms as _rtt, show
 
@@ -306,7 +306,7 @@ def _inputs(spec, result):
     spec = strip_private(_obj(spec))
     result = strip_private(_obj(result))
     if result.get("target-mtu") is None and integer(spec.get("target-mtu", 0)) is not None:
-        result["target-mtu"] = specs.with_defaults(spec)["target-mtu"]
+        result["target-mtu"] = with_defaults(spec)["target-mtu"]
     return spec, result
 
 
@@ -357,7 +357,7 @@ SPEC_ORDER = ("source", "source-node", "dest", "dest-node", "ip-version", "targe
 
 
 def _spec_pairs(spec):
-    full = specs.with_defaults(spec)
+    full = with_defaults(spec)
     pairs = []
     properties = schemas.SPEC_VERSIONS[schemas.MAX_SPEC_SCHEMA]["properties"]
     for key in SPEC_ORDER + tuple(sorted(set(properties) - set(SPEC_ORDER) - {"schema"})):
