@@ -24,12 +24,14 @@ jumbo.core.result.PairResult, assembled and merged by the tool, jumbo.tool.pair_
 """
 
 from . import spec as specs
-from .render import (html_page, integer, number, pairs_html, pairs_text, show, strip_private,
-                     tables, text_page, throughput_pairs)
+from .render import (html_page, integer, number, pairs_html, pairs_text, runs_tables, show,
+                     strip_private, text_page, throughput_pairs)
 from .. import probe
 from ..core import schema as schemas
 from ..core import units
 from ..core import validate as validation
+from ..core.result.pair import PairResult
+from .values import as_dict
 from ..core.spec.pair import PAIR_DEFAULTS as DEFAULTS, pair_with_defaults as with_defaults
 from ..core.spec.pair import validate_pair
 
@@ -166,19 +168,27 @@ def spec_to_cli(spec):
 # ------------------------------------------------------------------------------------------
 # Result (assembled and merged by jumbo.tool.pair_result): text, HTML, the verdict line
 
+def pair_result(value):
+    """A jumbo-throughput result as its typed object, read once at the door (result-format's
+    JSON), its `_`-prefixed members left out; a PairResult is taken as it is."""
+    if isinstance(value, PairResult):
+        return value
+    return PairResult.from_json(strip_private(as_dict(value)))
+
+
 def verdict(result):
     """One line: the gain (with noise) or why there is none, and the path MTU it ran at."""
-    result = result if isinstance(result, dict) else {}
-    if result.get("succeeded") is False:
-        return "Run failed: %s" % (result.get("error") or "no reason given")
-    what = result.get("verdict")
-    gain = number(result.get("gain"))
-    noise = number(result.get("gain-noise"))
-    size = integer(result.get("jumbo-mtu"))
+    result = pair_result(result)
+    if result.succeeded is False:
+        return "Run failed: %s" % (result.error or "no reason given")
+    what = result.verdict
+    gain = number(result.gain)
+    noise = number(result.gain_noise)
+    size = integer(result.jumbo_mtu)
     if what == "blackhole":
         line = "Jumbo legs stalled while 1500 flowed: black hole at MTU %s" % (size or "?")
     elif what == "skipped":
-        line = "No jumbo leg: %s" % (result.get("skipped") or "path MTU not above 1500")
+        line = "No jumbo leg: %s" % (result.skipped or "path MTU not above 1500")
     elif gain is not None:
         line = "Jumbo (MTU %s) throughput x%.2f%s: %s" % (
             size or "?", gain, " +/- %.2f" % noise if noise is not None else "",
@@ -186,35 +196,35 @@ def verdict(result):
              "no-difference": "no difference beyond the noise"}.get(what, what))
     else:
         line = "Throughput verdict: %s" % (what or "unknown")
-    path = integer(result.get("path-mtu"))
+    path = integer(result.path_mtu)
     line += "; path MTU %s" % (path if path is not None else "unknown")
     return line
 
 
 def _pairs(spec, result):
-    pairs = [("Destination", result.get("dest-ip") or spec.get("dest")),
-             ("IP version", result.get("ip-version") or spec.get("ip-version")),
-             ("Path MTU", result.get("path-mtu")),
-             ("Local MTU", result.get("local-mtu")),
-             ("PMTUD", result.get("pmtud"))]
-    if result.get("path-mtu-error"):
-        pairs.append(("Path MTU not measured", result["path-mtu-error"]))
+    pairs = [("Destination", result.dest_ip or spec.get("dest")),
+             ("IP version", result.ip_version or spec.get("ip-version")),
+             ("Path MTU", result.path_mtu),
+             ("Local MTU", result.local_mtu),
+             ("PMTUD", result.pmtud)]
+    if result.path_mtu_error:
+        pairs.append(("Path MTU not measured", result.path_mtu_error))
     pairs = [(label, show(value)) for label, value in pairs if value is not None]
     # The same lines as a pmtu result's throughput phase (render owns their wording).
-    pairs += throughput_pairs({"throughput": result})
-    for note in result.get("notes") or []:
+    pairs += throughput_pairs(result)
+    for note in result.notes if isinstance(result.notes, list) else []:
         pairs.append(("Note", show(note)))
     return pairs
 
 
 def result_text(spec, result):
-    spec, result = strip_private(spec or {}), strip_private(result or {})
-    return text_page(verdict(result), _pairs(spec, result), tables({"throughput": result}), result)
+    spec, result = strip_private(as_dict(spec)), pair_result(result)
+    return text_page(verdict(result), _pairs(spec, result), runs_tables(result), result)
 
 
 def result_html(spec, result):
-    spec, result = strip_private(spec or {}), strip_private(result or {})
-    return html_page(verdict(result), _pairs(spec, result), tables({"throughput": result}), result)
+    spec, result = strip_private(as_dict(spec)), pair_result(result)
+    return html_page(verdict(result), _pairs(spec, result), runs_tables(result), result)
 
 
 def _spec_pairs(spec):
