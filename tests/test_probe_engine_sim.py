@@ -289,7 +289,7 @@ def test_a_dest_that_never_answers_ends_early(clock):
 
 
 def test_duration_bounds_are_tight():
-    from jumbo.testtype.spec import with_defaults
+    from jumbo.core.spec import with_defaults
     default = max_duration(with_defaults({"dest": "x"}))
     mesh = max_duration(with_defaults({"dest": "x", "hops": True, "flows": 4}))
     assert default <= 12.0 and mesh <= 15.0, (default, mesh)

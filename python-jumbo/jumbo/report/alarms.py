@@ -43,6 +43,8 @@ import collections
 import json
 import math
 
+from ..core.result.pmtu import Hop
+
 CATEGORY = "Networking"
 PATH = ("Network", "jumbo path regressed")
 SITE = ("Network", "jumbo regressed from/to multiple sites")
@@ -87,7 +89,8 @@ def _mtu_hop(row, target):
             hops = None
     for hop in hops if isinstance(hops, (list, tuple)) else ():
         if isinstance(hop, dict):
-            ttl, ip, mtu = hop.get("ttl"), hop.get("ip"), hop.get("mtu")
+            hop = Hop.from_json(hop)  # a stored result's hop, read once
+            ttl, ip, mtu = hop.ttl, hop.ip, hop.mtu
         elif isinstance(hop, (list, tuple)) and len(hop) == 3:
             ttl, ip, mtu = hop
         else:

@@ -9,6 +9,7 @@ paths from RAL to five sites is RAL's, with five sites affected.
 
 import json
 
+from ..core.result.pmtu import Hop
 from .owners import hop_owner
 
 
@@ -22,7 +23,8 @@ def hop_tuples(hops):
     out = []
     for h in hops or []:
         if isinstance(h, dict):
-            out.append((h.get("ttl"), h.get("ip"), h.get("mtu")))
+            hop = Hop.from_json(h)  # a stored result's hop, read once
+            out.append((hop.ttl, hop.ip, hop.mtu))
         elif isinstance(h, (tuple, list)) and len(h) == 3:
             out.append(tuple(h))
     return out
