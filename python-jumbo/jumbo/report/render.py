@@ -17,12 +17,20 @@ PATH_CHUNK = 2048
 
 
 def to_json(report):
+    return "".join(json_pieces(report))
+
+
+def json_pieces(report):
+    """The JSON text of the report, piece by piece (joined: to_json): a writer streams them,
+    so that the text of the per-path list (most of the file: ~135 MB for 718,800 paths) is
+    never held whole, nor a second time."""
     # allow_nan=False: NaN and Infinity are not JSON; a report carrying one fails loudly
     # instead of writing a file no JSON reader takes (the inputs are bounded: telemetry.py)
     paths = report.get("paths")
     if not isinstance(paths, list):
-        return json.dumps(report, indent=2, sort_keys=False, default=_default,
-                          allow_nan=False) + "\n"
+        yield json.dumps(report, indent=2, sort_keys=False, default=_default,
+                         allow_nan=False) + "\n"
+        return
     # The per-path list (there may be 720,000 records) is columnar: `path_fields` names the
     # values of each row of `paths` (path_record.FIELDS). Arrays of values, encoded by the C
     # encoder a chunk of rows per line, cost far less than objects would: they are most of
@@ -30,13 +38,15 @@ def to_json(report):
     text = json.dumps(dict_without(report, "paths"), indent=2, sort_keys=False, default=_default,
                       allow_nan=False)
     fields = path_record.FIELDS
-    chunks = []
+    yield '%s,\n  "path_fields": %s,\n  "paths": [\n    ' % (text[:-2], json.dumps(list(fields)))
+    del text
+    separator = ""
     for i in range(0, len(paths), PATH_CHUNK):     # a chunk at a time: bounded memory
         chunk = [_path_values(p, fields) for p in paths[i:i + PATH_CHUNK]]
-        chunks.append(json.dumps(chunk, default=_default, allow_nan=False,
-                                 separators=(",", ":"))[1:-1])
-    return '%s,\n  "path_fields": %s,\n  "paths": [\n    %s\n  ]\n}\n' % (
-        text[:-2], json.dumps(list(fields)), ",\n    ".join(chunks))
+        yield separator + json.dumps(chunk, default=_default, allow_nan=False,
+                                     separators=(",", ":"))[1:-1]
+        separator = ",\n    "
+    yield "\n  ]\n}\n"
 
 
 def _path_values(p, fields):
