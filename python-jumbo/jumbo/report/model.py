@@ -238,12 +238,16 @@ def _paths(rows, target, site_of):
     # The reverse direction by the hosts' names, else by their addresses: pScheduler names a
     # single-participant run's source by the node's own name while the task names its dest
     # by address (a -> 198.18.1.1 and b -> 198.18.0.1 are one path's two directions).
-    by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r) for r in rows.values()
-                      if r.source_ip and r.dest_ip)
+    # The address index is made only when a reverse is not found by name (a mesh whose
+    # paths all have their reverse by name never pays for a second index of every row).
+    by_address = None
     for key in sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0)):
         row = rows[key]
         rev = rows.get((row.dest, row.source, row.ip_version))
         if rev is None and row.source_ip and row.dest_ip:
+            if by_address is None:
+                by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r)
+                                  for r in rows.values() if r.source_ip and r.dest_ip)
             rev = by_address.get((row.dest_ip, row.source_ip, row.ip_version))
         path = _path(row, rev, target, site_of)
         prev = host_mtu.get(row.source)
