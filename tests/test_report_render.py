@@ -78,3 +78,14 @@ def test_the_command_writes_what_to_json_renders(tmp_path, capsys):
     def without_time(text):
         return [line for line in text.splitlines() if '"generated"' not in line]
     assert without_time(written) == without_time(printed)
+
+
+def test_a_long_section_before_the_paths_is_passed_on_in_batches_and_indented_as_before():
+    report = _report(3)
+    report["blackholes"] = [collections.OrderedDict([("source", "h%d" % i), ("hop_ip", None),
+                                                     ("size", 9000), ("partial", i % 2 == 0)])
+                            for i in range(3000)]
+    pieces = list(render.json_pieces(report))
+    whole = json.dumps(render.dict_without(report, "paths"), indent=2)
+    assert len(pieces) > 3 and "".join(pieces).startswith(whole[:-2] + ',\n  "path_fields": ')
+    assert json.loads("".join(pieces))["blackholes"] == report["blackholes"]

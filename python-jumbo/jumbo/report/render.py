@@ -14,6 +14,7 @@ from .safe_output import csv_cell, text_line
 
 
 PATH_CHUNK = 2048
+HEADER_BATCH = 8192
 
 
 def to_json(report):
@@ -35,11 +36,19 @@ def json_pieces(report):
     # values of each row of `paths` (path_record.FIELDS). Arrays of values, encoded by the C
     # encoder a chunk of rows per line, cost far less than objects would: they are most of
     # the file (43 MB as objects for 90,000 paths).
-    text = json.dumps(dict_without(report, "paths"), indent=2, sort_keys=False, default=_default,
-                      allow_nan=False)
+    # The rest of the report, indented: json's indenting encoder is its Python one, whose
+    # pieces (millions for 50,000 black holes) are passed on a batch at a time, not joined
+    # whole (that list alone was ~150 MB). The object's closing "\n}" is cut: the paths follow.
+    encoder = json.JSONEncoder(indent=2, sort_keys=False, default=_default, allow_nan=False)
+    batch = []
+    for piece in encoder.iterencode(dict_without(report, "paths")):
+        batch.append(piece)
+        if len(batch) >= HEADER_BATCH:
+            yield "".join(batch[:-2])
+            del batch[:-2]
+    tail = "".join(batch)
     fields = path_record.FIELDS
-    yield '%s,\n  "path_fields": %s,\n  "paths": [\n    ' % (text[:-2], json.dumps(list(fields)))
-    del text
+    yield '%s,\n  "path_fields": %s,\n  "paths": [\n    ' % (tail[:-2], json.dumps(list(fields)))
     separator = ""
     for i in range(0, len(paths), PATH_CHUNK):     # a chunk at a time: bounded memory
         chunk = [_path_values(p, fields) for p in paths[i:i + PATH_CHUNK]]
