@@ -173,6 +173,9 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     still running in `f_hist` and `f_gain` are waited for where their sections come)."""
     target = opts.target
     paths, host_mtu = _paths(rows, target, _site_lookup(opts.sites))
+    # Each path holds its row: the index by key (a tuple per path, ~80 MB for 718,800 paths)
+    # is not read again.
+    rows.clear()
     report = _headline(queries, opts, paths, host_mtu, (count, first, last))
     pairs = sites.cells(paths)
     site_names = sites.names(pairs)
@@ -253,12 +256,16 @@ def _paths(rows, target, site_of):
     # The reverse direction by the hosts' names, else by their addresses: pScheduler names a
     # single-participant run's source by the node's own name while the task names its dest
     # by address (a -> 198.18.1.1 and b -> 198.18.0.1 are one path's two directions).
-    by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r) for r in rows.values()
-                      if r.source_ip and r.dest_ip)
-    for key in sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0)):
+    # The address index is made only when a reverse is not found by name (a mesh whose
+    # paths all have their reverse by name never pays for a second index of every row).
+    by_address = None
+    for key in _key_order(rows):
         row = rows[key]
         rev = rows.get((row.dest, row.source, row.ip_version))
         if rev is None and row.source_ip and row.dest_ip:
+            if by_address is None:
+                by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r)
+                                  for r in rows.values() if r.source_ip and r.dest_ip)
             rev = by_address.get((row.dest_ip, row.source_ip, row.ip_version))
         path = _path(row, rev, target, site_of)
         prev = host_mtu.get(row.source)
@@ -266,6 +273,16 @@ def _paths(rows, target, site_of):
             host_mtu[row.source] = (row.start, row.local_mtu, path.source_site)
         paths.append(path)
     return paths, host_mtu
+
+
+def _key_order(rows):
+    """The keys of `rows` in (source, dest, ip_version) order, a missing value first. The keys
+    themselves are compared (no second tuple per path: ~46 MB for 718,800 paths); only when a
+    missing value meets a present one (which tuples cannot compare) with None read as ""/0."""
+    try:
+        return sorted(rows)
+    except TypeError:
+        return sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0))
 
 
 def _reverse(row, rev):
@@ -372,7 +389,8 @@ def _blackholes(paths, held_paths):
         if not p.blackhole:
             continue
         row = p.row
-        blackholes.append(collections.OrderedDict([
+        # A plain dict (ordered as well): half an OrderedDict's size, and there may be 50,000.
+        blackholes.append(dict([
             ("source", p.source), ("dest", p.dest), ("ip_version", p.ip_version),
             ("family", p.family), ("source_site", p.source_site), ("dest_site", p.dest_site),
             ("partial", p.partial), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),

@@ -14,29 +14,48 @@ from .safe_output import csv_cell, text_line
 
 
 PATH_CHUNK = 2048
+HEADER_BATCH = 8192
 
 
 def to_json(report):
+    return "".join(json_pieces(report))
+
+
+def json_pieces(report):
+    """The JSON text of the report, piece by piece (joined: to_json): a writer streams them,
+    so that the text of the per-path list (most of the file: ~135 MB for 718,800 paths) is
+    never held whole, nor a second time."""
     # allow_nan=False: NaN and Infinity are not JSON; a report carrying one fails loudly
     # instead of writing a file no JSON reader takes (the inputs are bounded: telemetry.py)
     paths = report.get("paths")
     if not isinstance(paths, list):
-        return json.dumps(report, indent=2, sort_keys=False, default=_default,
-                          allow_nan=False) + "\n"
+        yield json.dumps(report, indent=2, sort_keys=False, default=_default,
+                         allow_nan=False) + "\n"
+        return
     # The per-path list (there may be 720,000 records) is columnar: `path_fields` names the
     # values of each row of `paths` (path_record.FIELDS). Arrays of values, encoded by the C
     # encoder a chunk of rows per line, cost far less than objects would: they are most of
     # the file (43 MB as objects for 90,000 paths).
-    text = json.dumps(dict_without(report, "paths"), indent=2, sort_keys=False, default=_default,
-                      allow_nan=False)
+    # The rest of the report, indented: json's indenting encoder is its Python one, whose
+    # pieces (millions for 50,000 black holes) are passed on a batch at a time, not joined
+    # whole (that list alone was ~150 MB). The object's closing "\n}" is cut: the paths follow.
+    encoder = json.JSONEncoder(indent=2, sort_keys=False, default=_default, allow_nan=False)
+    batch = []
+    for piece in encoder.iterencode(dict_without(report, "paths")):
+        batch.append(piece)
+        if len(batch) >= HEADER_BATCH:
+            yield "".join(batch[:-2])
+            del batch[:-2]
+    tail = "".join(batch)
     fields = path_record.FIELDS
-    chunks = []
+    yield '%s,\n  "path_fields": %s,\n  "paths": [\n    ' % (tail[:-2], json.dumps(list(fields)))
+    separator = ""
     for i in range(0, len(paths), PATH_CHUNK):     # a chunk at a time: bounded memory
         chunk = [_path_values(p, fields) for p in paths[i:i + PATH_CHUNK]]
-        chunks.append(json.dumps(chunk, default=_default, allow_nan=False,
-                                 separators=(",", ":"))[1:-1])
-    return '%s,\n  "path_fields": %s,\n  "paths": [\n    %s\n  ]\n}\n' % (
-        text[:-2], json.dumps(list(fields)), ",\n    ".join(chunks))
+        yield separator + json.dumps(chunk, default=_default, allow_nan=False,
+                                     separators=(",", ":"))[1:-1]
+        separator = ",\n    "
+    yield "\n  ]\n}\n"
 
 
 def _path_values(p, fields):

@@ -211,7 +211,9 @@ class SqliteQueries(Queries):
                 row = list(row)
                 row[8] = bool(row[8])
                 row[13] = bool(row[13])
-                for i in (0, 1, 3, 4, 5, 6, 12, 18):   # hosts, addresses, sites, enums repeat
+                # hosts, addresses, sites, start times (a mesh's runs share their scheduled
+                # times), enums repeat
+                for i in (0, 1, 3, 4, 5, 6, 7, 12, 18):
                     if row[i].__class__ is str:
                         row[i] = sys.intern(row[i])
                 # hops stay JSON text (parsed lazily, by localisation, where it needs them);
