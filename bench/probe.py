@@ -275,6 +275,7 @@ def _case(lab, topology, mode, version, truth, reflected, opts, rows, budgets, f
         methods.add(result.get("method"))
         rows.append({"scenario": topology.name, "mode": mode, "version": version,
                      "wall": walls[-1], "probes": probes[-1], "exact": exact,
+                     "rss_kb": run.get("rss_kb") or 0,
                      "unknown": result.get("pmtud") == "unknown" or result.get("path-mtu") is None,
                      "ratio": None, "blackhole": truth["pmtud"] == "blackhole"})
     line = "%-26s %-9s %1d %-6s %-26s %-22s %-10s %s" % (
@@ -298,8 +299,11 @@ def _one_run(lab, dest, reflected, budget, flows):
         port, token = reflected
         return timed(lab, _library_python(FORWARD) + [dest, str(port), token,
                                                       str(flows or 4)]), None
+    # The library of this checkout, whatever checkout the virtualenv's jumbo points at (a
+    # side-by-side run of two checkouts sharing one virtualenv measures each its own).
     run, answers, _tokens, bound = budget.measure(lambda: timed(
-        lab, [JUMBOCHECK, dest, "--json"] + (["--flows", str(flows)] if flows else [])))
+        lab, ["env", "PYTHONPATH=" + os.path.join(ROOT, "python-jumbo"), JUMBOCHECK, dest,
+              "--json"] + (["--flows", str(flows)] if flows else [])))
     return run, (answers, bound, None)
 
 
@@ -329,10 +333,13 @@ def _summary_walls(rows, opts):
             holes = [r for r in part if r["blackhole"]]
             if part:
                 print("  %-9s IPv%d: wall max %.2f s (black holes %.2f s), median %.2f s; "
-                      "median probes %d" % (mode, version, max(r["wall"] for r in part),
-                                            max([r["wall"] for r in holes] or [0]),
-                                            _median([r["wall"] for r in part]),
-                                            _median([r["probes"] for r in part])))
+                      "median probes %d; peak memory median %.1f MB, max %.1f MB"
+                      % (mode, version, max(r["wall"] for r in part),
+                         max([r["wall"] for r in holes] or [0]),
+                         _median([r["wall"] for r in part]),
+                         _median([r["probes"] for r in part]),
+                         _median([r["rss_kb"] for r in part]) / 1024.0,
+                         max(r["rss_kb"] for r in part) / 1024.0))
 
 
 def _summary_ratios(rows, opts):

@@ -25,9 +25,11 @@ the ratio, not the seconds, on a busy machine.
 import argparse
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -38,6 +40,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBRARY = os.path.join(ROOT, "python-jumbo")
 BOUND_SECONDS = 3.0
 BOUND_MB = 500.0
+# Bulk requests in flight while the loader encodes the next batch.
+SENDERS = 2
 
 
 def _path():
@@ -131,7 +135,7 @@ def _http(url, method="GET", body=None, ndjson=False):
         return err.code, json.loads(err.read() or b"null")
 
 
-def opensearch_store(base, hosts, results, batch=10000):
+def opensearch_store(base, hosts, results, batch=5000):
     """The prefix's URL, loading it first unless an earlier run completed it."""
     _path()
     prefix = "benchscale%dx%d_" % (hosts, results)
@@ -150,32 +154,59 @@ def opensearch_store(base, hosts, results, batch=10000):
     dumps = json.JSONEncoder(separators=(",", ":")).encode
     latest = {}
     lines = []
+    # Bulk requests are sent by SENDERS threads while this one encodes the next batches (a
+    # bounded queue: at most 2 x SENDERS batches wait in memory); the first failure stops it.
+    pending = queue.Queue(maxsize=2 * SENDERS)
+    failures = []
+
+    def sender():
+        while True:
+            body = pending.get()
+            if body is None:
+                return
+            if failures:
+                continue
+            status, parsed = _http(base + "/_bulk", "POST", body, ndjson=True)
+            if status != 200 or parsed.get("errors"):
+                failures.append("bench report-scale: bulk load failed: %s" % json.dumps(parsed)[:500])
+
+    senders = [threading.Thread(target=sender, daemon=True) for _ in range(SENDERS)]
+    for thread in senders:
+        thread.start()
 
     def flush():
-        status, parsed = _http(base + "/_bulk", "POST", "\n".join(lines) + "\n", ndjson=True)
-        if status != 200 or parsed.get("errors"):
-            raise SystemExit("bench report-scale: bulk load failed: %s" % json.dumps(parsed)[:500])
+        if failures:
+            raise SystemExit(failures[0])
+        pending.put("\n".join(lines) + "\n")
         del lines[:]
 
     gen, families = records(hosts, results)
     print("bench report-scale: loading %s (%d path-families, %d results)" % (url, families, results),
           flush=True)
-    for rec in _progress("opensearch")(gen, results):
-        key = rmod.path_key(rec)
-        lines.append('{"create":{"_index":"%s","_id":%s}}' % (history, dumps(rec["id"])))
-        lines.append(dumps({"@timestamp": rec["start"], "jumbo": dict(rec, path=key)}))
-        best = latest.get(key)
-        if best is None or rec["start"] >= best["start"]:
-            latest[key] = rec
-        if len(lines) >= 2 * batch:
+    try:
+        for rec in _progress("opensearch")(gen, results):
+            key = rmod.path_key(rec)
+            lines.append('{"create":{"_index":"%s","_id":%s}}' % (history, dumps(rec["id"])))
+            lines.append(dumps({"@timestamp": rec["start"], "jumbo": dict(rec, path=key)}))
+            best = latest.get(key)
+            if best is None or rec["start"] >= best["start"]:
+                latest[key] = rec
+            if len(lines) >= 2 * batch:
+                flush()
+        for key, rec in latest.items():
+            lines.append(dumps({"index": {"_index": prefix + LATEST_INDEX, "_id": key}}))
+            lines.append(dumps(latest_document(rec, key)))
+            if len(lines) >= 2 * batch:
+                flush()
+        if lines:
             flush()
-    for key, rec in latest.items():
-        lines.append(dumps({"index": {"_index": prefix + LATEST_INDEX, "_id": key}}))
-        lines.append(dumps(latest_document(rec, key)))
-        if len(lines) >= 2 * batch:
-            flush()
-    if lines:
-        flush()
+    finally:
+        for _ in senders:
+            pending.put(None)
+        for thread in senders:
+            thread.join()
+    if failures:
+        raise SystemExit(failures[0])
     store.request("PUT", "/%s/_settings" % history,
                   {"index": {"refresh_interval": "1s", "translog.durability": "request"}})
     _http("%s/%s,%s%s/_refresh" % (base, history, prefix, LATEST_INDEX), "POST")

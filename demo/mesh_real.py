@@ -16,6 +16,7 @@ Exit status 0 only when every check passed.
 """
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -28,8 +29,9 @@ for _path in (os.path.join(ROOT, "python-jumbo"), ROOT):
         sys.path.insert(0, _path)
 
 from demo import checks  # noqa: E402 - after the path set-up above
+from demo import mesh as demo_mesh  # noqa: E402
 from jumbo.core.units import duration_seconds  # noqa: E402
-from lab import real_mesh  # noqa: E402
+from lab import real_mesh, steady  # noqa: E402
 
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 FAMILIES = (4, 6)
@@ -136,32 +138,112 @@ def wait_rounds(mesh, rounds, timeout, memory):
         time.sleep(15)
 
 
+def run_alarms(mesh, state):
+    """One jumbo-alarms pass over the mesh's OpenSearch with the state file `state`: (exit
+    status, [events]); an output line that is not an event is printed and fails the pass."""
+    argv = [os.path.join(VENV_BIN, "jumbo-alarms"), "--store", mesh.archive_url, "--state", state]
+    done = mesh.net.run(real_mesh.ARCHIVE, argv, check=False, timeout=300)
+    say("   $ jumbo-alarms --store %s --state %s" % (mesh.archive_url, state))
+    events = []
+    for line in done.stdout.splitlines():
+        say("     " + line)
+        try:
+            event = json.loads(line)
+            events.append((event["event"], event["source"]))
+        except (ValueError, KeyError, TypeError):
+            return 1, events
+    for line in done.stderr.rstrip().splitlines():
+        say("     " + line)
+    return done.returncode, events
+
+
+def expected_alarms(topo, sites):
+    """{(hop router, "ipv4"|"ipv6"): set of (source, dest) sites}: the events jumbo-alarms
+    must raise on the lab, from its ground truth. The lab's paths never change, so no path
+    regresses and no share drops; what remains is one "MTU black hole shared by multiple
+    sites" per hop and family whose black holes two or more paths of two or more sites see
+    (report/alarms.py _hop_events' rule)."""
+    by_hop = {}
+    for source, dest in real_mesh.pairs(sites):
+        for version in FAMILIES:
+            truth = topo.truth(source, dest, version)
+            if truth["pmtud"] == "blackhole" and truth["blackhole-ip"]:
+                hop = demo_mesh.node_of(topo, truth["blackhole-ip"])
+                by_hop.setdefault((hop, "ipv%d" % version), set()).add((source, dest))
+    return dict((key, pairs) for key, pairs in by_hop.items()
+                if len(pairs) >= 2 and len(set(s for p in pairs for s in p)) >= 2)
+
+
+def alarm_checks(mesh, events):
+    """The first pass's events against expected_alarms: every expected hop event once, with
+    its paths, and no other event."""
+    wanted = expected_alarms(mesh.topology, mesh.sites)
+    host_site = dict((mesh.topology.address(s, v), s) for s in mesh.sites for v in FAMILIES)
+    results = []
+    seen = {}
+    for name, source in events:
+        hop = demo_mesh.node_of(mesh.topology, source.get("hop_ip")) \
+            if name == "MTU black hole shared by multiple sites" else None
+        key = (hop, source.get("ipv"))
+        if hop is None or key not in wanted:
+            results.append(checks.Check("alarm %s (%s)" % (name, key[1]), False,
+                                        "not expected from the ground truth: %s" % source))
+            continue
+        pairs = set(tuple(host_site.get(h.strip()) for h in text.split("->"))
+                    for text in source.get("pairs", []))
+        seen[key] = seen.get(key, 0) + 1
+        results.append(checks.Check("alarm black hole at %s %s" % key, pairs == wanted[key],
+                                    "paths %s, expected %s" % (sorted(pairs),
+                                                               sorted(wanted[key]))))
+    for key in sorted(wanted):
+        results.append(checks.Check("alarm black hole at %s %s raised once" % key,
+                                    seen.get(key) == 1, "raised %d times" % seen.get(key, 0)))
+    return results
+
+
 def report(mesh, out):
-    """jumbo-report and jumbo-alarms, read from the mesh's OpenSearch (inside the lab)."""
+    """jumbo-report and jumbo-alarms, read from the mesh's OpenSearch (inside the lab); the
+    alarms twice with one state file, as a cron job runs them: the second pass raises nothing
+    (an alarm is raised once while its condition holds). (ok, [alarm checks])."""
+    argv = [os.path.join(VENV_BIN, "jumbo-report"), "--store", mesh.archive_url]
+    done = mesh.net.run(real_mesh.ARCHIVE, argv, check=False, timeout=300)
+    say("   $ jumbo-report --store %s" % mesh.archive_url)
+    for line in (done.stdout + done.stderr).rstrip().splitlines():
+        say("     " + line)
+    # This archive is new: so is the state (a previous mesh's would hold its events back).
     state = os.path.join(out, "alarms-state.json")
-    for argv in ([os.path.join(VENV_BIN, "jumbo-report"), "--store", mesh.archive_url],
-                 [os.path.join(VENV_BIN, "jumbo-alarms"), "--store", mesh.archive_url,
-                  "--state", state]):
-        done = mesh.net.run(real_mesh.ARCHIVE, argv, check=False, timeout=300)
-        say("   $ %s" % " ".join(os.path.basename(a) if i == 0 else a
-                                 for i, a in enumerate(argv)))
-        for line in (done.stdout + done.stderr).rstrip().splitlines():
-            say("     " + line)
-        if done.returncode != 0:
-            return False
-    return True
+    if os.path.exists(state):
+        os.remove(state)
+    first, events = run_alarms(mesh, state)
+    again, repeated = run_alarms(mesh, state)
+    results = alarm_checks(mesh, events)
+    results.append(checks.Check("alarms: a second pass raises nothing again", not repeated,
+                                "%d events raised again" % len(repeated)))
+    return done.returncode == 0 and first == 0 and again == 0, results
 
 
-def non_starters(mesh):
-    """Runs of the agents' tasks that pScheduler marked non-starter or missed, per node."""
-    bad = []
+def schedule_check(mesh, args, since):
+    """Every agent-created run in each node's schedule since the agents started, counted by
+    test and state (lab/steady.py), printed; [problem text], empty when every run finished,
+    none was Missed, Non-Starter, Failed or Preempted, and no task went without a run for
+    longer than its schedule allows (a run pushed out is never in the schedule at all)."""
+    now = time.time()
+    runs = []
     for site in mesh.sites:
-        done = mesh.cli(site, ["schedule", "--host", real_mesh.TEMPLATE_NAMES[site], "-PT2H"],
-                        timeout=120)
-        for line in done.stdout.splitlines():
-            if "Non-Starter" in line or "Missed" in line:
-                bad.append("%s: %s" % (site, line.strip()))
-    return bad
+        runs += mesh.schedule(site, since - 60, now + 3600)
+    per_node, per_test = steady.counts(runs, now)
+    for line in steady.table(per_node, per_test):
+        say(line)
+    n = len(real_mesh.pairs(mesh.sites))
+    bounds = {"pmtu": duration_seconds(args.repeat) + duration_seconds(args.slip)}
+    expected = {"pmtu": 2 * n}
+    if args.with_throughput:
+        leg = duration_seconds(args.throughput_repeat) + duration_seconds(args.throughput_slip)
+        bounds.update({"throughput": leg, "jumbo-throughput": leg})
+        expected.update({"throughput": n, "jumbo-throughput": n})
+    # The first run of a task may come a whole repeat + slip after the agent made it.
+    found = steady.gaps(runs, bounds, since, now)
+    return steady.verdict(per_test, found, expected, steady.task_counts(runs))
 
 
 def parse_args(argv):
@@ -172,23 +254,46 @@ def parse_args(argv):
     parser.add_argument("--repeat", default="PT5M",
                         help="the template's hourly schedule in the lab: repeat (default "
                         "%(default)s: a lab cannot wait an hour per round)")
-    parser.add_argument("--slip", default="PT2M", help="... and slip (default %(default)s)")
+    parser.add_argument("--slip", default="PT4M",
+                        help="... and slip (default %(default)s: production spreads its hourly "
+                        "runs over 50 of 60 minutes; a 2-minute slip crammed a round's 40 runs "
+                        "into 40%% of the lab's 5 and their merges ran out of pScheduler's 5 s)")
     parser.add_argument("--sites", default=",".join(real_mesh.DEMO_SITES),
                         help="lab sites (default %(default)s)")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds to wait for the rounds (default %(default)s)")
+    parser.add_argument("--with-throughput", action="store_true",
+                        help="add WLCG's own throughput mesh (upstream iperf3 `throughput`, "
+                        "20 s, every ordered pair) to the lab's template and put the daily "
+                        "jumbo-throughput on the same schedule: both exclusive tests compete")
+    parser.add_argument("--throughput-repeat", default="PT30M",
+                        help="... their repeat in the lab (default %(default)s; 6 h and 1 day "
+                        "in production)")
+    parser.add_argument("--throughput-slip", default="PT25M",
+                        help="... and slip (default %(default)s)")
+    parser.add_argument("--steady", default=None, metavar="DURATION",
+                        help="steady state: keep the mesh running this long (e.g. PT1H) after "
+                        "the agents start, then check every complete round and each node's "
+                        "schedule")
     parser.add_argument("--out", default=os.path.join(ROOT, "var", "demo-mesh"))
     args = parser.parse_args(argv)
     args.sites = tuple(s for s in args.sites.split(",") if s)
     if args.rounds < 1 or len(args.sites) < 2:
         parser.error("--rounds must be >= 1 and --sites name at least two sites")
-    for name in ("repeat", "slip"):
+    for name in ("repeat", "slip", "throughput_repeat", "throughput_slip", "steady"):
+        if getattr(args, name) is None:
+            continue
         try:
             seconds = duration_seconds(getattr(args, name))
         except ValueError as err:
-            parser.error("--%s: %s" % (name, err))
+            parser.error("--%s: %s" % (name.replace("_", "-"), err))
         if not 0 < seconds <= 86400:
-            parser.error("--%s must be more than 0 and at most a day" % name)
+            parser.error("--%s must be more than 0 and at most a day" % name.replace("_", "-"))
+    if args.steady is not None:
+        # The rounds the steady time holds are all checked; the wait allows for the set-up.
+        rounds = int(duration_seconds(args.steady) // duration_seconds(args.repeat))
+        args.rounds = max(args.rounds, rounds)
+        args.timeout = max(args.timeout, int(duration_seconds(args.steady)) + 900)
     return args
 
 
@@ -205,20 +310,24 @@ def main(argv=None):
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupted)
     started = time.monotonic()
-    mesh = real_mesh.Mesh(sites=args.sites, repeat=args.repeat, slip=args.slip, say=say)
+    throughput = (args.throughput_repeat, args.throughput_slip) if args.with_throughput else None
+    mesh = real_mesh.Mesh(sites=args.sites, repeat=args.repeat, slip=args.slip, say=say,
+                          throughput=throughput)
     memory = MemoryPeak(mesh)
     ok = False
     try:
-        say("1. the real mesh: %s" % ", ".join(args.sites))
+        say("1. the real mesh: %s%s" % (", ".join(args.sites), "; with WLCG's throughput mesh "
+                                        "(every %s, slip %s)" % throughput if throughput else ""))
         mesh.up()
+        agents_started = time.time()
         memory.sample()
         say("2. the agents create the tasks; waiting for %d round(s) of pmtu results" % args.rounds)
         arrived = wait_rounds(mesh, args.rounds, args.timeout, memory)
+        say("   agents running for %.0f s" % (time.time() - agents_started))
         say("3. the report and the alarms, from OpenSearch (%s)" % mesh.archive_url)
-        reported = report(mesh, args.out)
+        reported, results = report(mesh, args.out)
         say("4. ground-truth self-check")
         runs = by_pair(mesh.records("pmtu"))
-        results = []
         for number in range(1, args.rounds + 1):
             results += check_round(mesh, runs, number)
         for check in results:
@@ -226,11 +335,17 @@ def main(argv=None):
                 say("   MISMATCH %s: %s" % (check.what, check.detail))
         good = sum(1 for c in results if c.ok)
         say("   ground truth check: %d/%d checks exact over %d directed pairs x 2 families x "
-            "%d round(s)" % (good, len(results), len(real_mesh.pairs(args.sites)), args.rounds))
-        bad = non_starters(mesh)
+            "%d round(s), and the alarms" % (good, len(results), len(real_mesh.pairs(args.sites)),
+                                            args.rounds))
+        say("5. every run of the agents' tasks, by state, from each node's schedule")
+        try:
+            bad = schedule_check(mesh, args, agents_started)
+        except ValueError as exc:
+            bad = [str(exc)]
         for line in bad:
             say("   NOT RUN " + line)
-        say("   runs Non-Starter or Missed: %d" % len(bad))
+        say("   runs lost (Missed, Non-Starter, Failed, Preempted, never scheduled): %s"
+            % ("none" if not bad else "%d problem(s)" % len(bad)))
         ok = arrived and reported and good == len(results) and not bad
     except KeyboardInterrupt as exc:
         say("\ndemo-mesh: interrupted (%s), removing the mesh" % (exc or "Ctrl-C"))

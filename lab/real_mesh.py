@@ -23,6 +23,7 @@ import sys
 import time
 
 from demo import mesh as demo_mesh
+from lab import steady
 from lab.netns import Lab
 from lab.topology import Node, Topology
 
@@ -171,7 +172,7 @@ class Mesh(object):
     safe to call twice (also from a signal handler)."""
 
     def __init__(self, sites=DEMO_SITES, rps=None, port=None, repeat="PT10M", slip="PT8M",
-                 say=None):
+                 say=None, throughput=None):
         self.sites = tuple(sites)
         self.topology = topology(self.sites)
         # The two-node lab's $RPS by default: its node tree (nodes.sh build, stamped) is built
@@ -179,6 +180,8 @@ class Mesh(object):
         self.rps = rps or os.environ.get("MESH_RPS") or os.environ.get("RPS", "/srv/jumbo-rps")
         self.port = int(port or os.environ.get("RPS_OPENSEARCH_PORT", "9261"))
         self.repeat, self.slip = repeat, slip
+        # (repeat, slip): WLCG's throughput mesh added, jumbo-throughput on that schedule
+        self.throughput = throughput
         self.say = say or (lambda text: print(text, flush=True))
         self.net = None
         self.agents = []
@@ -318,9 +321,11 @@ class Mesh(object):
     def _serve_template(self):
         web = os.path.join(self.rps, "web")
         os.makedirs(web, exist_ok=True)
+        doc = template(self.topology, self.sites, self.archive_url, self.repeat, self.slip)
+        if self.throughput:
+            doc = steady.with_throughput(doc, *self.throughput)
         with open(os.path.join(web, "mesh.json"), "w") as handle:
-            json.dump(template(self.topology, self.sites, self.archive_url, self.repeat,
-                               self.slip), handle, indent=2)
+            json.dump(doc, handle, indent=2)
         os.chmod(web, 0o755)
         self.web = self.net.popen(ARCHIVE, [
             "/usr/bin/python3", "-m", "http.server", "--bind", self.topology.address(ARCHIVE),
@@ -399,6 +404,16 @@ class Mesh(object):
         return subprocess.run(["bash", NODES_SH, "cli", site] + list(args), env=self.env(),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, timeout=timeout)
+
+    def schedule(self, site, start, end):
+        """[steady.Run] of the node's schedule from `start` to `end` (epoch seconds; runs
+        already placed after now included); ValueError when the answer is not a schedule."""
+        stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
+        done = self.cli(site, ["schedule", "--format", "json", "--host", TEMPLATE_NAMES[site],
+                               stamp(start), stamp(end)], timeout=180)
+        if done.returncode != 0:
+            raise ValueError("%s: pscheduler schedule failed: %s" % (site, done.stdout[-500:]))
+        return steady.parse_schedule(site, done.stdout)
 
     # -- down --------------------------------------------------------------------------------
 

@@ -173,6 +173,12 @@ def test_the_streams_report_against_the_truth(archives):
     assert holes == {(s, D, f): (9000, HOLE["ip"], 1500) for s in (B, C) for f in (4, 6)}
     gains = {(g["source"], g["dest"]): g["gain"] for g in report["gains"]["items"]}
     assert gains == {(A, B): 2.25, (C, D): 1.1}
+    # how sure each jumbo verdict is, from perfSONAR's own documents too: A -> B ran 3 times,
+    # 2 flows asked and measured each (samples.pmtu_result)
+    rows = [dict(zip(report["path_fields"], row)) for row in report["paths"]]
+    ab = [r for r in rows if (r["source"], r["dest"], r["ip_version"]) == (A, B, 4)][0]
+    assert (ab["state"], ab["jumbo_runs"], ab["flows_asked"], ab["flows_measured"],
+            ab["confidence"]) == ("jumbo", DAYS, 2 * DAYS, 2 * DAYS, "low")
 
 
 def test_alarms_read_the_streams_alike(archives, tmp_path):

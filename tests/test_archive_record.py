@@ -77,3 +77,25 @@ def test_the_report_rows_never_mix_families(tmp_path):
     rows = store.latest()
     store.close()
     assert [(r["source"], r["ip_version"]) for r in rows] == [("fd00:200::1", 6)]
+
+
+def test_the_record_keeps_the_flows_asked_beside_those_measured(tmp_path):
+    """A single-ended run asked for 16 flows measured 12 (the dest's ICMP budget left the
+    others unstarted: flows-not-measured 4): flows 12, flows_asked 16, in the record and in
+    the SQLite store's latest row; a result without a flow list asks nothing known."""
+    result = samples.pmtu_result(flows=12)
+    result["flows-not-measured"] = 4
+    rec, _raw = records.normalize(samples.envelope("pmtu", result, {"schema": 1, "dest": "b"}))
+    assert (rec["flows"], rec["flows_asked"], rec["jumbo"]) == (12, 16, True)
+    whole, _raw = records.normalize(samples.envelope("pmtu", samples.pmtu_result(flows=4),
+                                                     {"schema": 1, "dest": "c"}))
+    assert (whole["flows"], whole["flows_asked"]) == (4, 4)
+    pair, _raw = records.normalize(samples.pair_envelope())
+    assert pair["flows_asked"] is None
+    store = open_store("sqlite:///" + str(tmp_path / "asked.db"))
+    try:
+        assert not [o for o in store.put_many([rec]) if o]
+        row = store.conn.execute("SELECT flows, flows_asked FROM latest_rows").fetchall()
+    finally:
+        store.close()
+    assert row == [(12, 16)]

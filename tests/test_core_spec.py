@@ -3,7 +3,7 @@
 import pytest
 
 from jumbo.core import spec as specs
-from jumbo.tool import runner
+from jumbo import probe
 
 
 def test_a_pair_run_spec_carries_its_legs_typed():
@@ -14,7 +14,7 @@ def test_a_pair_run_spec_carries_its_legs_typed():
                         "throughput": {"rounds": 2, "order": "ab", "fq-rate": 5000000000}}
     full = specs.RunSpec(internal)
     legs = full.throughput
-    assert full.is_pair and full.needs_dest and full.flows == 1
+    assert full.throughput is not None and full.needs_dest and full.flows == 1
     assert (legs.rounds, legs.order, legs.direction, legs.parallel) == (2, "ab", "forward", 1)
     assert (legs.seconds, legs.omit_seconds, legs.fq_rate, legs.port) == (10.0, 2.0, 5e9, None)
     assert legs.pattern() == ["standard", "jumbo"] and legs.leg_count() == 4
@@ -25,13 +25,13 @@ def test_a_pair_run_spec_carries_its_legs_typed():
         specs.ThroughputSpec({"duration": "ten"})
 
 
-def test_a_pair_spec_is_checked_with_the_tools_slot():
+def test_a_pair_spec_is_checked_with_its_slot_rule_given_the_probes_bound():
     assert specs.pair_with_defaults({"dest": "h"})["timeout"] == "PT1S"
     assert specs.validate_pair({"dest": "192.0.2.2"}) == (True, None)
     valid, error = specs.validate_pair({"dest": "192.0.2.2", "flows": 2})
     assert not valid and error.startswith("At /flows: a pmtu setting")
-    valid, error = runner.validate_pair({"dest": "192.0.2.2", "duration": "PT3600S",
-                                         "rounds": 20})
+    valid, error = specs.validate_pair({"dest": "192.0.2.2", "duration": "PT3600S",
+                                        "rounds": 20}, probe.max_duration)
     assert not valid and "exclusive slot" in error
     assert specs.validate_pair({"dest": "192.0.2.2", "duration": "PT3600S", "rounds": 20}) \
         == (True, None)

@@ -41,7 +41,7 @@ def test_a_run_spec_reads_its_fields_from_the_filled_json():
     assert (full.dest, full.flows, full.target_mtu, full.timeout) == ("192.0.2.2", 4, 9000, "PT1S")
     assert (full.min_mtu, full.max_mtu, full.ip_version, full.source) == (1280, None, None, None)
     assert full.reverse and not full.hops and not full.reflector
-    assert full.needs_dest and not full.is_pair and full.throughput is None
+    assert full.needs_dest and full.throughput is None
     assert full.timeout_seconds == 1.0
     # Read by attribute only: the JSON's dict protocol is not the spec's.
     assert not hasattr(full, "get") and not hasattr(full, "__getitem__")
@@ -115,6 +115,6 @@ def test_throughput_durations_are_read_in_seconds():
 
 def test_a_run_spec_with_a_throughput_object_is_a_pair_run():
     full = typed.RunSpec({"dest": "h", "throughput": {"rounds": 2}})
-    assert full.is_pair and full.needs_dest
+    assert full.throughput is not None and full.needs_dest
     assert full.throughput == typed.ThroughputSpec({"rounds": 2})
     assert typed.RunSpec({"dest": "h", "throughput": "yes"}).throughput is None

@@ -6,12 +6,14 @@ import os
 
 import pytest
 
+from demo import mesh as demo_mesh
 from demo import mesh_real
+from lab import real_mesh
 
 
 def test_defaults_are_three_rounds_on_a_five_minute_schedule():
     args = mesh_real.parse_args([])
-    assert (args.rounds, args.repeat, args.slip) == (3, "PT5M", "PT2M")
+    assert (args.rounds, args.repeat, args.slip) == (3, "PT5M", "PT4M")
     assert len(args.sites) == 5
 
 
@@ -39,3 +41,66 @@ def test_memory_is_the_proportional_set_size():
     finally:
         os.kill(pid, 9)
         os.waitpid(pid, 0)
+
+
+def test_steady_state_holds_every_round_of_its_time_and_waits_long_enough():
+    args = mesh_real.parse_args(["--steady", "PT1H", "--with-throughput"])
+    assert args.rounds == 12                      # PT1H of PT5M rounds, all checked
+    assert args.timeout >= 3600 + 900
+    assert (args.throughput_repeat, args.throughput_slip) == ("PT30M", "PT25M")
+    assert mesh_real.parse_args(["--steady", "PT5M"]).rounds == 3  # never fewer than asked
+    assert not mesh_real.parse_args([]).with_throughput
+
+
+@pytest.mark.parametrize("argv", [["--steady", "an hour"], ["--throughput-repeat", "P2D"],
+                                  ["--throughput-slip", "PT0S"]])
+def test_a_steady_or_throughput_schedule_that_cannot_be_one_is_refused(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        mesh_real.parse_args(argv)
+    assert exc.value.code == 2
+    assert "--" + argv[0].lstrip("-") in capsys.readouterr().err
+
+
+def test_expected_alarms_are_the_shared_black_holes_of_the_ground_truth():
+    topo = real_mesh.topology(real_mesh.DEMO_SITES)
+    wanted = mesh_real.expected_alarms(topo, real_mesh.DEMO_SITES)
+    # the ECMP member that drops PTBs, seen from ral towards every site, and towards ral
+    # from cern and bnl (the other member of the return split): each in both families
+    assert sorted(wanted) == [("ral-b1", "ipv4"), ("ral-b1", "ipv6"),
+                              ("ral-b2", "ipv4"), ("ral-b2", "ipv6")]
+    assert wanted[("ral-b1", "ipv4")] == {("ral", d) for d in ("cern", "desy", "nikhef", "bnl")}
+    assert wanted[("ral-b2", "ipv6")] == {("cern", "ral"), ("bnl", "ral")}
+    # the CI instance: one hop seen by ral -> cern, desy and cern -> ral of another member
+    ci = mesh_real.expected_alarms(real_mesh.topology(real_mesh.CI_SITES), real_mesh.CI_SITES)
+    assert ("ral-b1", "ipv4") in ci and ("ral-b2", "ipv4") not in ci  # one path: no event
+
+
+class _Mesh(object):
+    def __init__(self, sites):
+        self.sites = sites
+        self.topology = real_mesh.topology(sites)
+
+
+def _event(mesh, hop, ipv, pairs):
+    version = int(ipv[-1])
+    hop_ip = sorted(a for a in demo_mesh.addresses(mesh.topology, hop)
+                    if (":" in a) == (version == 6))[0]
+    return ("MTU black hole shared by multiple sites",
+            {"hop_ip": hop_ip, "ipv": ipv, "pairs": [
+                "%s -> %s" % (mesh.topology.address(s, version), mesh.topology.address(d, version))
+                for s, d in pairs]})
+
+
+def test_alarm_checks_want_every_expected_event_once_with_its_paths_and_nothing_else():
+    mesh = _Mesh(real_mesh.DEMO_SITES)
+    wanted = mesh_real.expected_alarms(mesh.topology, mesh.sites)
+    events = [_event(mesh, hop, ipv, sorted(pairs)) for (hop, ipv), pairs in sorted(wanted.items())]
+    assert all(c.ok for c in mesh_real.alarm_checks(mesh, events))
+    # one missing, one twice, one with a path too few, one not expected at all
+    bad = [c for c in mesh_real.alarm_checks(mesh, events[1:]) if not c.ok]
+    assert [c.what for c in bad] == ["alarm black hole at ral-b1 ipv4 raised once"]
+    assert sum(not c.ok for c in mesh_real.alarm_checks(mesh, events + events[:1])) == 1
+    short = [_event(mesh, "ral-b1", "ipv4", sorted(wanted[("ral-b1", "ipv4")])[1:])] + events[1:]
+    assert not all(c.ok for c in mesh_real.alarm_checks(mesh, short))
+    other = ("jumbo path regressed", {"ipv": "ipv4", "pairs": []})
+    assert not all(c.ok for c in mesh_real.alarm_checks(mesh, events + [other]))

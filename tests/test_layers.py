@@ -26,6 +26,11 @@ LAYERS = [
     ("protocol",),          # plugin method entry points and console-script mains
 ]
 
+# Pairs (importer, imported) of subpackages that must not meet although the layers allow it:
+# a pScheduler test (what is measured, its spec, its result, its slot rule) is independent of
+# the tools that run it, so the test types read their definition from core, never from tool.
+APART = [("testtype", "tool")]
+
 # The methods namedtuple classes offer under underscore names: public API, not private.
 NAMEDTUPLE_API = {"_make", "_replace", "_asdict", "_fields", "_field_defaults"}
 
@@ -169,6 +174,17 @@ def layer_violations(imports):
             found.append("%s: %s (%s) imports %s from its peer %s"
                          % (module.where(node), module.name, sub, target, target_sub))
     return sorted(set(found))
+
+
+def apart_violations(imports):
+    found = []
+    for module, target, node in imports.edges:
+        _, sub = layer_of(module.name)
+        _, target_sub = layer_of(target)
+        if (sub, target_sub) in APART:
+            found.append("%s: %s imports %s: %s imports nothing from %s"
+                         % (module.where(node), module.name, target, sub, target_sub))
+    return sorted(set(found), key=_by_place)
 
 
 def circles(imports):
@@ -332,7 +348,8 @@ def check(library=LIBRARY, package=PACKAGE):
     """{rule: [violations]} for the library at `library`."""
     modules = load(library, package)
     imports = Imports(modules, package)
-    return {"layers": layer_violations(imports), "circles": circles(imports),
+    return {"layers": layer_violations(imports), "apart": apart_violations(imports),
+            "circles": circles(imports),
             "function imports": function_imports(modules), "private names": private_uses(imports)}
 
 
@@ -346,7 +363,8 @@ def violations():
     return found
 
 
-@pytest.mark.parametrize("rule", ["layers", "circles", "function imports", "private names"])
+@pytest.mark.parametrize("rule", ["layers", "apart", "circles", "function imports",
+                                  "private names"])
 def test_the_library_keeps_its_layers(violations, rule):
     lines = violations[rule]
     assert not lines, "%d %s violations:\n%s" % (len(lines), rule, "\n".join(lines))
@@ -399,3 +417,18 @@ def test_the_checker_finds_each_kind_of_violation(tmp_path):
         "jumbo/report/q.py:3: jumbo.report.q uses _hidden, private to jumbo.core.a",
         "jumbo/tool/t.py:3: jumbo.tool.t uses jumbo.core.a's private jumbo.core.a.Thing._secret",
     ], found["private names"]
+
+
+def test_the_checker_finds_a_test_type_reading_the_tool(tmp_path):
+    files = {"__init__.py": "", "core/__init__.py": "", "tool/__init__.py": "",
+             "tool/t.py": "X = 1\n", "testtype/__init__.py": "",
+             "testtype/s.py": "from ..core import spec\nfrom ..tool.t import X\n"}
+    for name, text in files.items():
+        path = tmp_path / "jumbo" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    found = check(str(tmp_path), "jumbo")
+    assert [line.replace(tmp_path.name + "/", "") for line in found["apart"]] == [
+        "jumbo/testtype/s.py:2: jumbo.testtype.s imports jumbo.tool.t: testtype imports "
+        "nothing from tool"]
+    assert found["layers"] == []

@@ -163,12 +163,12 @@ def test_duration_is_whole_seconds_and_grows_with_each_phase():
 def test_pair_duration_is_its_legs_plus_a_small_fixed_overhead():
     """The exclusive slot of jumbo-throughput: -O + -t of every leg, plus a per-leg and a
     per-run overhead that do not grow with the legs' length."""
-    from jumbo.tool import slot, throughput
+    from jumbo.core.spec import slot
     short = _seconds(call("duration", as_pair(dict(PAIR, duration="PT2S", omit="PT0S"))))
     long = _seconds(call("duration", as_pair(dict(PAIR, duration="PT20S", omit="PT0S"))))
     assert long - short == 4 * 18  # four ABBA legs, 18 s longer each
     fixed = short - 4 * 2
-    assert fixed <= 4 * throughput.LEG_OVERHEAD + slot.PATH_MTU_BUDGET + 12, fixed
+    assert fixed <= 4 * slot.LEG_OVERHEAD + slot.PATH_MTU_BUDGET + 12, fixed
     both = _seconds(call("duration", as_pair(dict(PAIR, direction="both"))))
     assert both > _seconds(call("duration", as_pair(PAIR)))
     # A pmtu spec that still carries the phase is refused, naming the new test.

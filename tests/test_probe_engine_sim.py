@@ -23,6 +23,12 @@ from jumbo.probe import max_duration
 from jumbo.probe.timing import CONTACT_SECONDS
 
 
+# The address the simulated dest answers from: a literal, so naming the result's source
+# address needs no lookup (a name such as "dest" cost a DNS wait per run: 65 s for this file
+# instead of 4).
+DEST = "192.0.2.1"
+
+
 class SimClock(object):
     """Stands in for the `time` module inside the engine: monotonic() and sleep()."""
 
@@ -110,7 +116,7 @@ class SimPath(tp.Transport):
             return probe
         if self.rng.random() < self.loss:
             return probe
-        self._answer(back, tp.Event(probe, tp.ARRIVED, source="dest"))
+        self._answer(back, tp.Event(probe, tp.ARRIVED, source=DEST))
         return probe
 
     def _answer(self, when, event):
@@ -160,14 +166,12 @@ def run_engine(clock, path, flows=1, echo=None, hops=False, version=4, forward=F
         spec["reverse"] = True  # a two-participant run: `path` is the dest's reflector
     engine = Engine(run_spec(spec))
     engine.version = version
-    engine.dest_ip = "dest"
-    engine.local_mtu = 9000
-    engine.min_size = 68 if version == 4 else 1280
-    engine.local_max = 9000
-    engine.bucket = budget_module.AnswerBudget(
-        version, rate=planned_rate or (1.0 if version == 4 else 4.0))
+    engine.dest_ip = DEST
+    # A 9000 egress device: sizes from the family's minimum to 9000.
+    engine.prepare(9000, budget_module.AnswerBudget(
+        version, rate=planned_rate or (1.0 if version == 4 else 4.0)))
     clock.engine = engine
-    engine.transports = [path] + ([echo] if echo else [])
+    engine.rounds.transports = [path] + ([echo] if echo else [])
     started = clock.now
     result = engine.measure(path, echo, flows, None, path if forward else None).as_json()
     return result, clock.now - started, spec
@@ -206,7 +210,7 @@ def _back_to_back(clock, dest_rate, planned_rate, monkeypatch=None, runs=3, vers
         assert all(f["path-mtu"] == mtu for f in result["flows"]), result["flows"]
         assert took <= max_duration(spec)
         total += took
-        rates.append(clock.engine.bucket.rate)
+        rates.append(clock.engine.rounds.bucket.rate)
     return total, rates
 
 
@@ -285,7 +289,7 @@ def test_a_dest_that_never_answers_ends_early(clock):
 
 
 def test_duration_bounds_are_tight():
-    from jumbo.testtype.spec import with_defaults
+    from jumbo.core.spec import with_defaults
     default = max_duration(with_defaults({"dest": "x"}))
     mesh = max_duration(with_defaults({"dest": "x", "hops": True, "flows": 4}))
     assert default <= 12.0 and mesh <= 15.0, (default, mesh)
@@ -303,7 +307,7 @@ def test_hop_scan_of_a_long_path_in_few_rounds(clock, rtt, limited):
         result, took, spec = run_engine(clock, path, flows=4, hops=True)
         assert (result["path-mtu"], result["pmtud"]) == (mtu, "blackhole"), (mtu, result)
         assert result["blackhole"]["ip"] == "r1", result["blackhole"]
-        assert [h["ip"] for h in result["hops"]] == ["r%d" % i for i in range(1, 21)] + ["dest"]
+        assert [h["ip"] for h in result["hops"]] == ["r%d" % i for i in range(1, 21)] + [DEST]
         assert took <= max_duration(spec), (mtu, took)
 
 

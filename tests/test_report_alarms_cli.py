@@ -61,3 +61,37 @@ def test_help_lists_only_its_own_options():
         assert option not in proc.stdout, option
     for option in ("--state", "--store", "--index", "--since", "--prometheus", "--version"):
         assert option in proc.stdout, option
+
+
+def test_a_sites_used_share_from_the_fireflies(tmp_path):
+    """With --fireflies, a site's share is its used share from the fireflies stored: SITE-A
+    sent 80 % of its bytes at jumbo MSS in the baseline, 10 % in the recent days: one event
+    naming the fireflies (on the code before --fireflies was refused, and the share was the
+    paths')."""
+    import datetime
+    import time
+    from jumbo.archive.firefly_store import open_fireflies
+    start = (datetime.datetime.utcnow() - datetime.timedelta(days=6)).strftime("%Y-%m-%d")
+    mesh = synth.Mesh.small(days=7, start=start)
+    url = "sqlite:///" + str(tmp_path / "ff.db")
+    store_fixtures.load(url, mesh.records())
+    now = time.time()
+    store = open_fireflies(url)
+    try:
+        store.write(now - 4 * 86400 - 60, now - 4 * 86400, "c1:10514",
+                    {("SITE-A", "SITE-B", 4): [int(8e9), int(2e9), 0, 5]})
+        store.write(now - 86400 - 60, now - 86400, "c1:10514",
+                    {("SITE-A", "SITE-B", 4): [int(1e9), int(9e9), int(3e9), 5]})
+    finally:
+        store.close()
+    out = tmp_path / "alarms.jsonl"
+    assert alarms_main(["--store", url, "--state", str(tmp_path / "s"), "--out", str(out),
+                        "--fireflies", "--recent-days", "2", "--baseline-days", "4"]) == 0
+    events = [json.loads(line) for line in out.read_text().splitlines()]
+    shares = [e for e in events if e["source"].get("basis")]
+    assert sorted((e["source"]["site"], e["source"]["basis"]) for e in shares) == [
+        ("SITE-A", "fireflies bytes"), ("SITE-B", "fireflies bytes")]
+    a = [e for e in shares if e["source"]["site"] == "SITE-A"][0]
+    assert (a["source"]["baseline"], a["source"]["recent"], a["source"]["change"]) == (0.8, 0.1, -87.5)
+    assert a["body"] == ("jumbo share of SITE-A decreased by 87.5 %: 80.0 % -> 10.0 % of its bytes "
+                         "sent at jumbo MSS (fireflies; the bytes with a known MSS)")

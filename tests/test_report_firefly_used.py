@@ -83,16 +83,71 @@ def test_used_from_fireflies_matches_the_truth(store_url, tmp_path):
         html = report(store_url, tmp_path, "--fireflies", fmt="html")
         assert 'id="fireflies"' in html and "had no MSS" in html
     finally:
-        store = open_fireflies(store_url)
-        if hasattr(store, "client"):
-            store.client.request("DELETE", "/" + store.index)
-        else:
-            with sqlite3.connect(store.path) as db:
-                db.execute("DELETE FROM firefly_bytes")
-        store.close()
+        _drop_fireflies(store_url)
+
+
+def _drop_fireflies(url):
+    store = open_fireflies(url)
+    if hasattr(store, "client"):
+        store.client.request("DELETE", "/" + store.index)
+    else:
+        with sqlite3.connect(store.path) as db:
+            db.execute("DELETE FROM firefly_bytes")
+    store.close()
 
 
 def test_no_fireflies_stored_gives_no_used(sqlite_url, tmp_path):
     r = report(sqlite_url, tmp_path, "--fireflies")
     assert r["fireflies"]["used"] is None and r["fireflies"]["bytes"] == 0
     assert r["used"] is None and r.get("used_source") is None
+
+
+def test_the_targets_distance_counts_the_fireflies_bytes(sqlite_url, tmp_path):
+    """With `used` from the fireflies, DC26/DC28's distance is in their bytes (those with a
+    known MSS, which the used share is counted on), per week over the report's window; on
+    the code before it fell back to paths ('N more paths both ways')."""
+    _store_fireflies(sqlite_url)
+    try:
+        r = report(sqlite_url, tmp_path, "--fireflies")
+        f = r["fireflies"]
+        known = f["jumbo_bytes"] + f["standard_bytes"]
+        assert known == 14e9 and f["jumbo_bytes"] == 9e9
+        due = {t["target"]: t for t in r["targets_due"]}
+        dc26, dc28 = due["DC26"], due["DC28"]
+        assert dc26["counted_on"] == dc28["counted_on"] == \
+            "traffic (fireflies, bytes with a known MSS)"
+        assert dc26["current"] == dc28["current"] == f["used"]
+        assert (dc26["met"], dc26["distance"]["bytes"], dc26["distance"]["paths"]) == (True, 0.0, None)
+        assert dc28["met"] is False
+        assert abs(dc28["distance"]["bytes"] - (0.99 * known - 9e9)) < 1.0
+        days = (datetime.datetime.strptime(f["to"], "%Y-%m-%dT%H:%M:%SZ")
+                - datetime.datetime.strptime(f["from"], "%Y-%m-%dT%H:%M:%SZ")).total_seconds() / 86400.0
+        assert abs(dc28["distance"]["bytes_per_week"] - dc28["distance"]["bytes"] * 7 / days) < 1.0
+        assert dc28["distance_text"].endswith("TB/week more on jumbo")
+    finally:
+        _drop_fireflies(sqlite_url)
+
+
+def test_the_trend_shows_the_fireflies_used_share_per_bucket(sqlite_url, tmp_path):
+    """Each trend bucket gets the used share of the fireflies stored in its own period: the
+    day of the two flushes 64.3 % (9 of 14 GB with a known MSS, 1.5 GB without), the other
+    days none (no bytes: no share); in the text, CSV and the page's legend (on the code before
+    the trend had no used share from the fireflies)."""
+    _store_fireflies(sqlite_url)
+    try:
+        r = report(sqlite_url, tmp_path, "--fireflies")
+        day = datetime.datetime.utcfromtimestamp(NOW - 3600).strftime("%Y-%m-%d")
+        buckets = {b["bucket"]: b for b in r["trend"]["buckets"]}
+        b = buckets[day]
+        assert (b["used_share"], b["used_source"], b["traffic_bytes"], b["unknown_mss_bytes"]) == (
+            9e9 / 14e9, "fireflies", 14e9, 1.5e9)
+        assert all(x["used_share"] is None for k, x in buckets.items() if k != day)
+        text = report(sqlite_url, tmp_path, "--fireflies", fmt="text")
+        assert "; used 64.3% of bytes (fireflies)" in [x for x in text.splitlines()
+                                                       if x.startswith("  " + day)][0]
+        csv_text = report(sqlite_url, tmp_path, "--fireflies", fmt="csv")
+        assert "trend,%s,used_source,fireflies" % day in csv_text
+        html = report(sqlite_url, tmp_path, "--fireflies", fmt="html")
+        assert "used (bytes, fireflies)" in html
+    finally:
+        _drop_fireflies(sqlite_url)

@@ -228,3 +228,18 @@ def test_the_hosts_limiting_paths_are_named(store_url):
            "tiny (IPv4, MTU 1500, 2 paths)"
     assert line in to_text(r)
     assert line in html.unescape(to_html(r))
+
+
+def test_a_site_page_draws_the_trend_of_its_own_paths(store_url):
+    """--site KIT: the trend counts the results of KIT's paths only (f0..f9, flap and tiny
+    with kit, both ways: 24 a day, 22 of them jumbo on day 0), not the mesh's 29 and 23 (on
+    the code before, a site's page drew the whole mesh's trend)."""
+    r = build(store_url, site="KIT")
+    buckets = r["trend"]["buckets"]
+    assert [b["results"] for b in buckets] == [24] * DAYS
+    assert buckets[0]["jumbo_results"] == 22
+    # day 11: the ten f -> kit paths regressed, flap is 1500 (odd day): kit -> f* only
+    assert buckets[-1]["jumbo_results"] == 10
+    assert r["paths_measured"] == 24
+    text = to_text(r)
+    assert "site KIT's hosts' results" in text

@@ -207,3 +207,56 @@ def test_the_reflector_listens_on_the_tests_address_only():
         other.close()
     assert elsewhere is None and here is not None and here.port == port
     assert server.report()["busy-ports"] == []
+
+
+def test_every_refusal_is_counted_where_it_happens(monkeypatch):
+    """Signed and unsigned requests over loopback, one of each refusal, in the order the
+    reflector checks them: each counted once under its own name, and only the two the
+    packet budget (lowered to a burst of 2) allows are answered."""
+    monkeypatch.setattr(reflector, "RATE_PACKETS", 0.001)
+    monkeypatch.setattr(reflector, "BURST_PACKETS", 2.0)
+    token = reflector.new_token()
+    key = bytes.fromhex(token)
+    port = _free_udp_port()
+    server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"}).open()
+    client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    client.bind(("127.0.0.1", 0))
+    client.settimeout(0.5)
+    stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stranger.bind(("127.0.0.2", 0))
+    overhead = reflector.UDP_HEADER + 20
+
+    def probe(seq, size=100, signed_with=key, kind=reflector.PROBE):
+        # A 100-byte request (IP packet) asking for a reply of `size`.
+        return reflector.encode(signed_with, b"Q", kind, seq, b"n" * 8, size=size,
+                                total=100 - overhead)
+
+    first = probe(1)
+    requests = [first, first,                        # answered, then a replay
+                probe(2, size=9000),                 # a reply larger than its request
+                probe(3, kind=0x7f),                 # signed, but no such request
+                probe(4, signed_with=bytes(16)),     # not signed with the run's token
+                probe(5), probe(6)]                  # answered, then over the burst
+    thread = _serving(server)
+    answers = 0
+    try:
+        for request in requests:
+            client.sendto(request, ("127.0.0.1", port))
+        stranger.sendto(probe(7), ("127.0.0.1", port))
+        while True:
+            try:
+                data = client.recv(65535)
+            except socket.timeout:
+                break
+            answers += reflector.decode(key, b"A", data) is not None
+    finally:
+        server.done.set()
+        thread.join(12)
+        server.close()
+        client.close()
+        stranger.close()
+    stats = server.report()["stats"]
+    assert answers == 2, stats
+    assert (stats["requests"], stats["answered"], stats["replayed"], stats["too-large"],
+            stats["rejected"], stats["rate-limited"], stats["foreign"]) == \
+        (8, 2, 1, 1, 2, 1, 1), stats

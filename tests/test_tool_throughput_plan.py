@@ -6,6 +6,7 @@ import importlib
 import pytest
 
 from jumbo.core.spec import RunSpec
+from jumbo.core.spec import slot as slots
 
 # By its module name: the package re-exports the function plan() under the module's name.
 plans = importlib.import_module("jumbo.tool.throughput.plan")
@@ -23,18 +24,18 @@ def test_duration_zero_without_throughput():
 def test_duration_counts_every_leg_and_set_up():
     # The slot pays for working legs (-O + -t + a fixed overhead each); a hanging leg is still
     # killed at its own, longer, leg_timeout and the deadline leaves the rest out.
-    per_leg = 2 + plans.LEG_OVERHEAD
+    per_leg = 2 + slots.LEG_OVERHEAD
     assert plans.leg_timeout(plans.settings(SPEC)) > per_leg
     one = plans.duration(SPEC)
-    assert one == 4 * per_leg + plans.FIRST_CONNECT + plans.TEARDOWN == 20
+    assert one == 4 * per_leg + slots.FIRST_CONNECT + slots.LEGS_TEARDOWN == 20
     both = dict(SPEC, throughput=dict(SPEC["throughput"], direction="both"))
     ab = dict(SPEC, throughput=dict(SPEC["throughput"], order="ab"))
     three = dict(SPEC, throughput=dict(SPEC["throughput"], rounds=3, omit="PT1S"))
     assert plans.leg_count(both) == 8 and plans.duration(both) > one
     assert plans.leg_count(ab) == 2 and plans.duration(ab) < one
     assert plans.leg_count(three) == 12
-    assert plans.duration(three) == 12 * (2 + 1 + plans.LEG_OVERHEAD) + plans.FIRST_CONNECT \
-        + plans.TEARDOWN
+    assert plans.duration(three) == 12 * (2 + 1 + slots.LEG_OVERHEAD) + slots.FIRST_CONNECT \
+        + slots.LEGS_TEARDOWN
     # The defaults (PT10S, PT2S omit, ABBA): 2 + 4 x (2 + 10 + 2) + 2 = 60 s.
     assert plans.duration({"dest": "d", "throughput": {}}) == 60
     # A fraction of a second rounds up: the slot is never short.

@@ -123,7 +123,7 @@ def test_opensearch_latest_documents_without_packed_fields(opensearch_url, recor
 
 def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     """A version-1 store (no summary tables, no latest_rows) is reported from its history and
-    the latest/results join; opened once by a version-4 writer it gets the summaries, filled
+    the latest/results join; opened once by a version-5 writer it gets the summaries, filled
     from that history, counted exactly like the ones the trigger keeps, latest_rows, the
     same rows the triggers keep, and the evidence of partial black holes, the same as the
     triggers keep; both give the golden report."""
@@ -158,7 +158,7 @@ def test_sqlite_summaries_old_store_and_upgrade(tmp_path, records):
     assert [g["report"] for g in golden_reports(url)] == golden
     open_store(url).close()          # the upgrade
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
     assert {t: sorted(conn.execute("SELECT * FROM %s" % t), key=repr) for t in kept} == kept
     conn.close()
     queries = open_queries(url)

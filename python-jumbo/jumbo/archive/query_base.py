@@ -22,11 +22,14 @@ state_of = path_state.state_of
 
 
 class Window(object):
-    """A closed time window on the result start time, as ISO strings (either may be None)."""
+    """A closed time window on the result start time, as ISO strings (either may be None),
+    and optionally the hosts one of whose ends a result must have (`hosts`: a site's page
+    draws its trend and changes over its own hosts' results; None: every result)."""
 
-    def __init__(self, since=None, until=None):
+    def __init__(self, since=None, until=None, hosts=None):
         self.since = since
         self.until = until
+        self.hosts = tuple(sorted(hosts)) if hosts is not None else None
 
     def describe(self):
         if not self.since and not self.until:
@@ -69,6 +72,13 @@ class Queries(object):
     def evidence(self, window, target):
         """{path key (jumbo.archive.evidence.path_key): Evidence} of the pmtu paths with a
         partial black hole in some run of the window (jumbo.archive.evidence)."""
+        return {}
+
+    def agreement(self, window, target):
+        """{path key (jumbo.archive.evidence.path_key): (runs, flows, flows_runs, flows_asked,
+        asked_runs)} of the pmtu paths with runs in the `jumbo` state in the window: how many,
+        the flows they measured and were asked for (sums), and how many runs gave each count
+        (a run stored before the record kept a count gives none: unknown, never zero)."""
         return {}
 
     def history_self_contained(self, window):

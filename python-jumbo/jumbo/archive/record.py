@@ -38,6 +38,10 @@ Fields (None where the test cannot tell):
   reverse_path_mtu, reverse_pmtud               pmtu
   hops            list of {ttl, ip, mtu} (pmtu `hops`; trace: first path)
   flows           pmtu: number of flows probed
+  flows_asked     pmtu: flows the run was asked for: those probed and those never started
+                  (`flows-not-measured`: a single-ended run's dest ICMP budget left no time
+                  for them); None for a result with no flow list, and in rows stored before
+                  the record kept it (unknown, never taken as all measured)
   blackhole_flows pmtu: how many of them black-holed (measured flows whose big packets
                   vanished); with `flows`, the share a partial black hole takes, which the
                   report needs to judge how many clean flows later clear it
@@ -70,7 +74,7 @@ FIELDS = (
     "succeeded", "error",
     "path_mtu", "local_mtu", "target_mtu", "jumbo", "pmtud", "partial",
     "blackhole_ttl", "blackhole_ip", "blackhole_size", "reverse_path_mtu", "reverse_pmtud",
-    "hops", "flows", "blackhole_flows",
+    "hops", "flows", "blackhole_flows", "flows_asked",
     "throughput_standard", "throughput_jumbo", "gain", "mss", "rtt", "loss",
 )
 
@@ -280,6 +284,7 @@ def _map_pmtu(rec, spec, res):
         rec["hops"] = [_hop(h) for h in result.hops if isinstance(h, Hop)]
     if isinstance(result.flows, list):
         _map_flows(rec, [f for f in result.flows if isinstance(f, Flow)])
+        rec["flows_asked"] = rec["flows"] + max(0, as_int(result.flows_not_measured) or 0)
     if isinstance(result.throughput, Throughput):
         rec["throughput_standard"] = as_num(as_obj(result.throughput.standard).get("mean"))
         rec["throughput_jumbo"] = as_num(as_obj(result.throughput.jumbo).get("mean"))

@@ -67,6 +67,16 @@ def _resolve(ref, root):
 
 
 def _ok(instance, schema, root, depth):
+    decided = _decided(schema, depth)
+    if decided is not None:
+        return decided
+    return _keywords_ok(instance, schema, root, depth) and \
+        _by_type_ok(instance, schema, root, depth)
+
+
+def _decided(schema, depth):
+    """True or False for the schemas that decide alone (true, {}, false); None for a schema
+    of known keywords to check; _Unknown for anything else."""
     if depth > 64:
         raise _Unknown("depth")  # deeper than any suite document: let jsonschema judge
     if schema is True or schema == {}:
@@ -75,6 +85,11 @@ def _ok(instance, schema, root, depth):
         return False
     if not isinstance(schema, dict) or not _KNOWN.issuperset(schema):
         raise _Unknown(schema)
+    return None
+
+
+def _keywords_ok(instance, schema, root, depth):
+    """The keywords that apply to every instance: $ref, type, enum, anyOf."""
     # With "$ref", Draft 7 ignores the other keywords; checking them too is only stricter.
     if "$ref" in schema and not _ok(instance, _resolve(schema["$ref"], root), root, depth + 1):
         return False
@@ -84,8 +99,13 @@ def _ok(instance, schema, root, depth):
             return False
     if "enum" in schema and not any(_same(instance, e) for e in schema["enum"]):
         return False
-    if "anyOf" in schema and not any(_ok(instance, s, root, depth + 1) for s in schema["anyOf"]):
-        return False
+    return not ("anyOf" in schema and
+                not any(_ok(instance, s, root, depth + 1) for s in schema["anyOf"]))
+
+
+def _by_type_ok(instance, schema, root, depth):
+    """The keywords that apply to the instance's own type (numbers, strings, objects,
+    arrays and their items)."""
     if _is_type(instance, "number") and not _number_ok(instance, schema):
         return False
     if isinstance(instance, str) and not _string_ok(instance, schema):

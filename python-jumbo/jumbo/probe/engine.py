@@ -16,7 +16,7 @@ from . import outcome, reflected, route
 from . import transport as tp
 from .budget import AnswerBudget
 from .flows import FlowSearches, UDP_UNANSWERED
-from .rounds import Flow
+from .rounds import Flow, Rounds
 from .scan import TtlScan
 from .timing import HELLO_SECONDS, SCAN_SECONDS, iso_duration, max_duration, scan_count
 
@@ -32,7 +32,11 @@ SECONDARY_ROUNDS = 16
 AFTER_PTB_ROUNDS = 8
 
 
-class Engine(FlowSearches):
+class Engine(object):
+    """One forward measurement: the phases, in order, over the run's Rounds (`rounds`: the
+    clock, the answers, the dest's budget) and its FlowSearches (`searches`: the flows and
+    their size searches). run() -> outcome.PathResult."""
+
     def __init__(self, spec, reflector=None, progress=None):
         """`spec`: a core.spec.RunSpec (a pmtu spec with its defaults filled). `reflector`: {"port", "token",
         "starting"} of the dest participant's reflector, when there is one (two-participant
@@ -41,21 +45,19 @@ class Engine(FlowSearches):
         # (`starting`, seconds, given by the runner from its slot) before its reflector
         # answers: the greeting may take that long, and the bound moves with it.
         self.starting = float((reflector or {}).get("starting") or 0.0)
-        FlowSearches.__init__(self, self.starting + max_duration(spec) - 0.2,
-                              spec.timeout_seconds)
+        self.rounds = Rounds(self.starting + max_duration(spec) - 0.2, spec.timeout_seconds)
+        self.diags = []  # the run's notes, in the order they happened (the searches' too)
+        # The searches end early enough for the TTL scans the bound includes: a black hole
+        # found in the last round is still located.
+        self.searches = FlowSearches(self.rounds, spec.target_mtu,
+                                     self.rounds.deadline - SCAN_SECONDS * scan_count(spec),
+                                     self.diags)
         self.spec = spec
         self.reflector = reflector
         # Told each phase as it begins (a line of text), for a console that shows progress.
         self.progress = progress or (lambda phase: None)
-        self.target = spec.target_mtu
         self.source = None  # the spec's source, resolved by resolve_hosts
-        self.dest_ip = None
-        # When probing began (after greeting the dest's reflector, if any): the time the
-        # dest has had to answer anything at all.
-        self.contact_start = self.start
-        # The searches end early enough for the TTL scans the bound includes: a black hole
-        # found in the last round is still located.
-        self.search_deadline = self.deadline - SCAN_SECONDS * scan_count(spec)
+        self.dest_ip = self.version = None
         # Flows the dest's ICMP budget left no time for (single-ended): never given an
         # answer after the first round, so reported as not measured, not as half-measured.
         self.unmeasured = []
@@ -89,24 +91,31 @@ class Engine(FlowSearches):
             raise tp.ProbeError("Nothing to probe: largest size %d is below the smallest %d"
                                 % (self.local_max, self.min_size))
 
+    def prepare(self, device_mtu, bucket=None):
+        """Once the dest is resolved: the sizes to search (from the egress device's MTU and
+        the spec) and the dest's answer budget the rounds keep (by default planned at our
+        own kernel's rate for the family)."""
+        self._sizes(device_mtu)
+        self.searches.sized(self.local_max, self.min_size)
+        self.rounds.aim(self.dest_ip, self.version, bucket or AnswerBudget(self.version))
+
     def run(self):
         """The measurement -> outcome.PathResult; raises tp.ProbeError when it cannot."""
         self.resolve_hosts()
         iface, device_mtu = route.local_mtu(self.dest_ip, self.version, self.source)
-        self._sizes(device_mtu)
+        self.prepare(device_mtu)
         nflows = int(self.spec.flows)
-        self.bucket = AnswerBudget(self.version)
         try:
             forward = self._reflector_transport(nflows, device_mtu)
             udp = tp.UdpTransport(self.dest_ip, self.version, self.source, flows=nflows)
             udp.max_size = device_mtu
-            self.transports.append(udp)
+            self.rounds.transports.append(udp)
             echo = None
             if forward is None:
                 echo = self._echo_transport(device_mtu)
             return self.measure(udp, echo, nflows, iface, forward)
         finally:
-            for transport in self.transports:
+            for transport in self.rounds.transports:
                 transport.close()
 
     def _echo_transport(self, device_mtu):
@@ -116,7 +125,7 @@ class Engine(FlowSearches):
             self.diags.append("ICMP echo not used: %s" % err)
             return None
         echo.max_size = device_mtu
-        self.transports.append(echo)
+        self.rounds.transports.append(echo)
         return echo
 
     def _reflector_transport(self, nflows, device_mtu):
@@ -138,14 +147,16 @@ class Engine(FlowSearches):
             forward.close()
             self.diags.append("the dest's reflector did not answer: probing single-ended")
             return None
-        self.transports.append(forward)
+        self.rounds.transports.append(forward)
         return forward
 
     # -- the phases -------------------------------------------------------------------------
 
     def measure(self, udp, echo, nflows, iface, forward=None):
         """The phases over open transports -> outcome.PathResult."""
-        self.contact_start = time.monotonic()
+        # Probing begins (after greeting the dest's reflector, if any): the time the dest
+        # has had to answer anything at all counts from here.
+        self.searches.contact_start = time.monotonic()
         self.progress("probing %s (IPv%d) from %s, local MTU %d" % (
             self.dest_ip, self.version, iface, self.local_max))
         flows, method = self._choose_method(udp, echo, nflows, forward)
@@ -160,30 +171,30 @@ class Engine(FlowSearches):
         each flow its own port); else ICMP echo leading with UDP flows verifying, or UDP
         alone when echo is not allowed or not answered. Runs the first round."""
         if forward is not None:
-            flows = [Flow(forward, i, self.new_search(False)) for i in range(nflows)]
-            self.flows = list(flows)
-            self.first_round(flows[:1], flows[1:])
+            flows = [Flow(forward, i, self.searches.new_search(False)) for i in range(nflows)]
+            self.searches.flows = list(flows)
+            self.searches.first_round(flows[:1], flows[1:])
             return flows, "reflector"
-        udp_flows = [Flow(udp, i, self.new_search(True)) for i in range(nflows)]
-        self.flows = list(udp_flows)
+        udp_flows = [Flow(udp, i, self.searches.new_search(True)) for i in range(nflows)]
+        self.searches.flows = list(udp_flows)
         if echo is None:
-            self.first_round(udp_flows[:1], udp_flows[1:])
+            self.searches.first_round(udp_flows[:1], udp_flows[1:])
             return udp_flows, "udp"
-        echo_flow = Flow(echo, 0, self.new_search(False))
-        self.flows.append(echo_flow)
+        echo_flow = Flow(echo, 0, self.searches.new_search(False))
+        self.searches.flows.append(echo_flow)
         # Echo answers are free: the UDP flows only verify what echo finds, each starting
         # with the local MTU alone (a smaller size beside it would spend one more of the
         # dest's rate-limited answers each run, for nothing once echo answers).
-        self.first_round([echo_flow], udp_flows[:nflows - 1])
+        self.searches.first_round([echo_flow], udp_flows[:nflows - 1])
         if echo_flow.search.lo is None:
             # A silent echo round may be loss (and the UDP flow's silence the budget an
             # earlier run spent): ask twice more before taking echo for filtered.
-            self.search_rounds([echo_flow], 3)
+            self.searches.search_rounds([echo_flow], 3)
         if echo_flow.search.lo is not None:
             return [echo_flow] + udp_flows[:nflows - 1], "icmp-echo"
         self.diags.append("ICMP echo got no answer (filtered?): using UDP probes")
         echo.close()
-        self.transports.remove(echo)
+        self.rounds.transports.remove(echo)
         return udp_flows, "udp"
 
     def _search_all(self, flows):
@@ -191,19 +202,19 @@ class Engine(FlowSearches):
         prove undoes its answer: a size it held for a black hole crossed elsewhere, loss or
         an ECMP split; more silences tell which)."""
         primary = flows[0]
-        self.search_rounds([primary], PRIMARY_ROUNDS)
+        self.searches.search_rounds([primary], PRIMARY_ROUNDS)
         if primary.search.lo is None:
             self._no_answer()
         secondary = flows[1:]
-        self.flows = flows
+        self.searches.flows = flows
         if secondary:
-            self.share(flows, priors=True)
-            self.search_rounds(flows, max(PRIMARY_ROUNDS,
+            self.searches.share(flows, priors=True)
+            self.searches.search_rounds(flows, max(PRIMARY_ROUNDS,
                                           primary.search.rounds + SECONDARY_ROUNDS))
         # Rate-limited flows the budget never reached after the first round: not measured
         # (their first round alone proves nothing), rather than left half-measured.
         self.unmeasured = [f for f in secondary if f.transport.arrival_limited
-                           and not f.search.done() and id(f) not in self.served]
+                           and not f.search.done() and id(f) not in self.searches.served]
 
     def _locate(self, flows):
         """Where do big packets vanish? One TTL scan per distinct black-holed size (and the
@@ -214,8 +225,8 @@ class Engine(FlowSearches):
             self.progress("listing the hops and their MTUs")
             # Start at the local MTU, as tracepath does, so each hop's MTU is the real one
             # (starting at the smallest lost size would report that size at the first hops).
-            hops, found, _ptb = TtlScan(self, primary, self.local_max, self.min_size,
-                                        True).run()
+            hops, found, _ptb = TtlScan(self.rounds, primary, self.local_max, self.min_size,
+                                        True, self.local_max).run()
             hole = primary.search.hole()
             if found and hole is not None and \
                     primary.search.stage_bottom(found.size) < hole <= found.size:
@@ -234,7 +245,7 @@ class Engine(FlowSearches):
                 # A PTB did come for that size during the scan: the earlier silences were
                 # loss or a rate limit. Take it as evidence and finish the search.
                 flow.search.failed_sign(hole, ptb=True, ptb_mtu=scanned[hole])
-                self.search_rounds([flow], flow.search.rounds + AFTER_PTB_ROUNDS)
+                self.searches.search_rounds([flow], flow.search.rounds + AFTER_PTB_ROUNDS)
         if blackhole is not None:
             holes = [f.search.hole() for f in flows if f.search.verdict() == "blackhole"]
             if blackhole.size not in holes:
@@ -245,7 +256,8 @@ class Engine(FlowSearches):
         # Only the location counts here: the size that reached a hop is not that hop's
         # MTU, so this walk never becomes the result's hops.
         self.progress("locating where %d-byte packets vanish" % hole)
-        _walk, found, ptb_mtu = TtlScan(self, flow, hole, self.min_size, False).run()
+        _walk, found, ptb_mtu = TtlScan(self.rounds, flow, hole, self.min_size, False,
+                                         self.local_max).run()
         scanned[hole] = ptb_mtu
         if found:
             found.size = hole
@@ -256,7 +268,7 @@ class Engine(FlowSearches):
     def _finish(self, flows, method, blackhole, hops, iface):
         if self.unmeasured:
             # Never probed beyond the first round: these flows say nothing either way.
-            self.note("%d of %d flows not measured: the dest answers UDP probes about once a "
+            self.searches.note("%d of %d flows not measured: the dest answers UDP probes about once a "
                       "second (its ICMP rate limit), which left time to measure %d fully "
                       "(probe through the dest's reflector, `reflector`, to measure all)"
                       % (len(self.unmeasured), len(flows), len(flows) - len(self.unmeasured)))
@@ -278,36 +290,36 @@ class Engine(FlowSearches):
         if iface:
             self.diags.append("egress interface %s, MTU %d" % (iface, self.local_mtu))
         return outcome.PathResult(
-            path_mtu=path_mtu, local_mtu=self.local_mtu, target_mtu=self.target, pmtud=pmtud,
+            path_mtu=path_mtu, local_mtu=self.local_mtu, target_mtu=self.spec.target_mtu, pmtud=pmtud,
             blackhole=blackhole, method=method, ip_version=self.version, dest_ip=self.dest_ip,
             source_ip=source_address(self.dest_ip, self.version, self.source), hops=hops,
             flows=entries, flows_not_measured=len(self.unmeasured), probes=probes,
-            elapsed=round(time.monotonic() - self.start, 4),
-            rtt=None if self.min_rtt is None else iso_duration(self.min_rtt),
-            ptb=outcome.distinct_ptbs(self.ptbs), diags=list(self.diags))
+            elapsed=round(time.monotonic() - self.rounds.start, 4),
+            rtt=None if self.rounds.min_rtt is None else iso_duration(self.rounds.min_rtt),
+            ptb=outcome.distinct_ptbs(self.rounds.ptbs), diags=list(self.diags))
 
     def _note_unconfirmed(self, flows):
         unconfirmed = [f for f in flows if not f.search.done()]
-        udp_unanswered = self.udp_unanswered()
+        udp_unanswered = self.rounds.udp_unanswered()
         if udp_unanswered:
-            self.note(UDP_UNANSWERED)
+            self.searches.note(UDP_UNANSWERED)
         if unconfirmed and not (udp_unanswered and all(
                 f.transport.arrival_limited for f in unconfirmed)):
             self.diags.append("some flows were not confirmed within the time bound")
 
     def _probes_sent(self, flows):
         seen, total = set(), 0
-        for transport in [f.transport for f in flows] + self.transports:
+        for transport in [f.transport for f in flows] + self.rounds.transports:
             if id(transport) not in seen:
                 seen.add(id(transport))
                 total += transport.sent
         return total
 
     def _no_answer(self):
-        if self.unreach:
-            source, kind, code = self.unreach[-1]
+        if self.rounds.unreach:
+            source, kind, code = self.rounds.unreach[-1]
             raise tp.ProbeError("%s is unreachable: ICMP type %d code %d from %s"
                                 % (self.dest_ip, kind, code, source))
         raise tp.ProbeError("No answer from %s to any probe within %.1f s (host down, or ICMP "
                             "and UDP filtered on the path)"
-                            % (self.dest_ip, time.monotonic() - self.contact_start))
+                            % (self.dest_ip, time.monotonic() - self.searches.contact_start))

@@ -7,7 +7,6 @@ flow the answers left cannot finish is never started (reported as not measured).
 import time
 
 from . import budget
-from .rounds import Rounds
 from .search import SizeSearch
 from .trains import LIMITED_TRAIN
 from .timing import CONTACT_SECONDS
@@ -17,57 +16,84 @@ UDP_UNANSWERED = ("the dest answered ICMP echo but none of the UDP probes within
                   % CONTACT_SECONDS)
 
 
-class FlowSearches(Rounds):
-    """Rounds plus the run's flows and their searches. The run sets `local_max`, `min_size`,
-    `target` (the spec's target MTU), `search_deadline` and `contact_start`."""
+class FlowSearches(object):
+    """The run's flows and their searches, over `rounds` (the run's Rounds: its clock, its
+    answers, the dest's budget). `target`: the spec's target MTU; `deadline`: when the
+    searches end (the TTL scans' time comes after it); `diags`: the run's list of notes,
+    in order. The run gives the sizes to search once it knows the egress MTU (`sized`), and
+    `contact_start` when probing begins (the time the dest has had to answer at all)."""
 
-    def __init__(self, seconds, cap):
-        Rounds.__init__(self, seconds, cap)
-        self.diags = []
+    def __init__(self, rounds, target, deadline, diags):
+        self.rounds = rounds
+        self.target = target
+        self.deadline = deadline
+        self.diags = diags
+        self.local_max = self.min_size = None
+        self.contact_start = rounds.start
         self.flows = []  # every flow of the measurement: they share what they learn
         self.served = set()  # ids of the rate-limited flows given answers after the first round
         self.left_out = set()  # ids of those the budget cannot finish: never started
 
+    def sized(self, local_max, min_size):
+        """The sizes every flow searches: from `min_size` to `local_max`."""
+        self.local_max = local_max
+        self.min_size = min_size
+
     def new_search(self, arrival_limited):
-        return SizeSearch(self.local_max, self.min_size, version=self.version,
+        return SizeSearch(self.local_max, self.min_size, version=self.rounds.version,
                           arrival_limited=arrival_limited, target=self.target,
                           train=LIMITED_TRAIN if arrival_limited else 1)
 
     def search_rounds(self, flows, rounds):
         """Rounds until every flow is done; flows whose arrivals are rate-limited take part
         only as far as the dest's answer budget allows (one arrival each)."""
-        while time.monotonic() < self.search_deadline:
-            active = [f for f in flows if not f.search.done() and f.search.rounds < rounds
-                      and id(f) not in self.left_out]
+        while time.monotonic() < self.deadline:
+            active = self._active(flows, rounds)
             if not active:
                 return
-            if not self.answered and time.monotonic() - self.contact_start > CONTACT_SECONDS:
-                return  # the dest never answered: no point waiting for the time bound
-            if any(f.transport.arrival_limited for f in active) and self.udp_unanswered():
-                self.note(UDP_UNANSWERED)
-                active = [f for f in active if not f.transport.arrival_limited]
-                if not active:
-                    return
-            for flow in active:
-                if not flow.transport.arrival_limited:
-                    flow.search.train = self.free_train(flow.search)
-            for flow in active:
-                if flow.plan is None:
-                    flow.plan = flow.search.next_round()
-            free = [f for f in active if not f.transport.arrival_limited
-                    or not self._needs_answer(f)]
-            limited = [f for f in active if f not in free]
-            if limited:
-                limited = self._budgeted(limited, free)
-            items = []
-            for flow in free + limited:
-                for size in flow.plan or []:
-                    items.append((flow, size, None))
-                flow.plan = None
+            items = self._round_items(active)
             if not items:
                 return
-            self.round(items, pace=False)
+            self.rounds.round(items, pace=False)
             self.share(self.flows or flows)
+
+    def _active(self, flows, rounds):
+        """The flows that take part in the next round (none: the searches stop): those not
+        done within `rounds` and not left out; none once the dest has not answered anything
+        for CONTACT_SECONDS (no point waiting for the time bound); not the rate-limited ones
+        once the dest proved to drop UDP (UDP_UNANSWERED)."""
+        active = [f for f in flows if not f.search.done() and f.search.rounds < rounds
+                  and id(f) not in self.left_out]
+        if not active:
+            return []
+        if not self.rounds.answered and \
+                time.monotonic() - self.contact_start > CONTACT_SECONDS:
+            return []
+        if any(f.transport.arrival_limited for f in active) and self.rounds.udp_unanswered():
+            self.note(UDP_UNANSWERED)
+            active = [f for f in active if not f.transport.arrival_limited]
+        return active
+
+    def _round_items(self, active):
+        """The next round's (flow, size, None) items: every active flow's planned sizes
+        where answers are free or its round needs no answer from the dest; of the others,
+        those the dest's answer budget serves (_budgeted), the rest keep their plan."""
+        for flow in active:
+            if not flow.transport.arrival_limited:
+                flow.search.train = self.rounds.free_train(flow.search)
+        for flow in active:
+            if flow.plan is None:
+                flow.plan = flow.search.next_round()
+        free = [f for f in active if not f.transport.arrival_limited
+                or not self._needs_answer(f)]
+        limited = [f for f in active if f not in free]
+        if limited:
+            limited = self._budgeted(limited, free)
+        items = []
+        for flow in free + limited:
+            items.extend((flow, size, None) for size in flow.plan or [])
+            flow.plan = None
+        return items
 
     def _budgeted(self, limited, free):
         """The rate-limited flows that get one of the dest's answers this round. Each needs
@@ -77,10 +103,11 @@ class FlowSearches(Rounds):
         ones. A flow not started yet starts only when the answers left before the search
         deadline (budget now + refill) cover what the started ones still need and its own
         (answers_needed); otherwise it is not measured, and the result says so."""
+        bucket = self.rounds.bucket
         started = [f for f in limited if id(f) in self.served]
         waiting = [f for f in limited if id(f) not in self.served]
         if waiting:
-            left = self.bucket.affordable(self.search_deadline - time.monotonic())
+            left = bucket.affordable(self.deadline - time.monotonic())
             need = sum(budget.answers_needed(f.search) for f in started)
             for flow in waiting:
                 need += budget.answers_needed(flow.search)
@@ -88,25 +115,14 @@ class FlowSearches(Rounds):
                     # For good: a flow started later would be cut short, half-measured.
                     self.left_out.add(id(flow))
             limited = [f for f in limited if id(f) not in self.left_out]
-        level = self.bucket.level()
+        level = bucket.level()
         if level < 1.0 and not free:
-            self.sleep_until(time.monotonic() + self.bucket.seconds_until(1.0))
-            level = self.bucket.level()
+            self.rounds.sleep_until(time.monotonic() + bucket.seconds_until(1.0))
+            level = bucket.level()
         count = max(1, int(level)) if not free else max(0, int(level))
         chosen = limited[:count]
         self.served.update(id(f) for f in chosen)
         return chosen
-
-    def udp_unanswered(self):
-        """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
-        CONTACT_SECONDS ago and more: a host firewall dropping UDP to closed ports. Its
-        budget refills in that time, so the flows that need its answers cannot be confirmed;
-        they stop (UDP_UNANSWERED in the result) and leave the time to the rest of the run."""
-        if not self.answered:
-            return False
-        now = time.monotonic()
-        return any(key not in self.limited_answering and now - first > CONTACT_SECONDS
-                   for key, first in self.limited_first_sent.items())
 
     def note(self, text):
         if text not in self.diags:
@@ -165,7 +181,7 @@ class FlowSearches(Rounds):
         else:
             for flow, plan in plans[len(leads):] + plans[:len(leads)]:
                 items.extend((flow, size, None) for size in plan)
-        self.round(items, pace=False)
+        self.rounds.round(items, pace=False)
 
     @staticmethod
     def _needs_answer(flow):

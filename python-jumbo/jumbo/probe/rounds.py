@@ -11,7 +11,7 @@ import time
 
 from . import transport as tp
 from .search import useful_ptb
-from .timing import CONTACT_RETRY, MIN_WAIT, WAIT_RTTS
+from .timing import CONTACT_RETRY, CONTACT_SECONDS, MIN_WAIT, WAIT_RTTS
 
 # JUMBO_PROBE_DEBUG=1: every round's probes and outcomes on stderr (for developers).
 DEBUG = bool(os.environ.get("JUMBO_PROBE_DEBUG"))
@@ -43,13 +43,16 @@ class Flow(object):
 class Rounds(object):
     """What every round shares: the clock (`start`, `deadline`), the pending probes, the
     answers' round-trip estimate, the dest's answer budget and what the transports heard
-    (PTBs, unreachables). `seconds` from now is the deadline; the run sets `version` and
-    `bucket` (an AnswerBudget of that family) once it knows the dest."""
+    (PTBs, unreachables). `seconds` from now is the deadline; the run names the dest, its
+    family and its answer budget (`aim`) once it has resolved it, and keeps `transports`,
+    the open transports whose answers the rounds read. Its face: round(), complete() (a
+    round's default end), sleep_until(), free_train(), udp_unanswered()."""
 
     def __init__(self, seconds, cap):
         self.start = time.monotonic()
         self.deadline = self.start + seconds
         self.cap = cap  # the spec's timeout: the longest wait for one answer
+        self.dest_ip = None
         self.version = None  # the family, once the dest is resolved
         self.bucket = None  # the dest's answer budget, in that family
         self.srtt = None
@@ -65,7 +68,24 @@ class Rounds(object):
         self.limited_first_sent = {}
         self.limited_answering = set()
 
-    def wait_limit(self):
+    def aim(self, dest_ip, version, bucket):
+        """The dest the rounds probe, its family and its answer budget (an AnswerBudget)."""
+        self.dest_ip = dest_ip
+        self.version = version
+        self.bucket = bucket
+
+    def udp_unanswered(self):
+        """The dest answers the other method (ICMP echo) but none of the UDP probes, sent
+        CONTACT_SECONDS ago and more: a host firewall dropping UDP to closed ports. Its
+        budget refills in that time, so the flows that need its answers cannot be confirmed;
+        they stop and leave the time to the rest of the run."""
+        if not self.answered:
+            return False
+        now = time.monotonic()
+        return any(key not in self.limited_answering and now - first > CONTACT_SECONDS
+                   for key, first in self.limited_first_sent.items())
+
+    def _wait_limit(self):
         if self.srtt is None:
             return min(self.cap, CONTACT_RETRY)
         return min(self.cap, max(WAIT_RTTS * self.srtt, MIN_WAIT))
@@ -81,7 +101,7 @@ class Rounds(object):
             return 1
         return 3 if self.srtt < 0.1 else 7
 
-    def handle(self, transport, event):
+    def _handle(self, transport, event):
         probe = self.pending.get((id(transport), event.probe))
         if probe is None:
             return
@@ -123,9 +143,9 @@ class Rounds(object):
             left = when - time.monotonic()
             if left <= 0:
                 return
-            self.collect(time.monotonic() + left)
+            self._collect(time.monotonic() + left)
 
-    def collect(self, until):
+    def _collect(self, until):
         """Read events from every transport until `until` or until something arrived."""
         fds = {}
         for transport in self.transports:
@@ -139,7 +159,7 @@ class Rounds(object):
             for transport in silent:
                 for event in transport.poll(until if not got else time.monotonic()):
                     got = True
-                    self.handle(transport, event)
+                    self._handle(transport, event)
             if got or not fds:
                 return got
             left = 0.0
@@ -151,10 +171,10 @@ class Rounds(object):
                 continue
             seen.add(id(transport))
             for event in transport.poll(time.monotonic()):
-                self.handle(transport, event)
+                self._handle(transport, event)
         return bool(ready)
 
-    def pace(self, items):
+    def _pace(self, items):
         limited = set(id(f) for f, _, _ in items if f.transport.arrival_limited)
         if not limited:
             return
@@ -166,9 +186,21 @@ class Rounds(object):
         superseded by a later answered probe of its group (or `complete(probes)` says so),
         or the wait limit (at the latest `deadline`) passes."""
         deadline = self.deadline if deadline is None else min(deadline, self.deadline)
-        complete = complete or self.complete
         if pace:
-            self.pace(items)
+            self._pace(items)
+        probes = self._send(items, deadline)
+        self._await(probes, deadline, complete or self.complete)
+        self._account_budget(probes)
+        if DEBUG:
+            sys.stderr.write("%.3f %s\n" % (time.monotonic() - self.start, " ".join(
+                "%s%d%s:%s" % ("f%d/" % p.flow.tflow, p.size, "t%d" % p.ttl if p.ttl else "",
+                               (p.outcome or "-")[:3]) for p in probes)))
+        self._settle_unanswered(probes)
+        return probes
+
+    def _send(self, items, deadline):
+        """The items' probes, sent back to back until `deadline`. A size our own interface
+        refuses never leaves: it is settled at once (a failure sign for a search probe)."""
         probes = []
         for flow, size, ttl in items:
             if time.monotonic() >= deadline:
@@ -188,38 +220,47 @@ class Rounds(object):
             probes.append(probe)
             if flow.transport.arrival_limited:
                 self.limited_first_sent.setdefault(id(flow.transport), probe.sent)
-        limit = min(time.monotonic() + self.wait_limit(), deadline)
+        return probes
+
+    def _await(self, probes, deadline, complete):
+        """Read answers until `complete(probes)` or the wait limit: a few round trips after
+        the last probe once the round trip is known, never past `deadline`."""
+        limit = min(time.monotonic() + self._wait_limit(), deadline)
         while not complete(probes):
             now = time.monotonic()
             if now >= limit:
                 break
-            self.collect(limit)
+            self._collect(limit)
             if self.srtt is not None:
-                limit = min(limit, max(p.sent for p in probes) + self.wait_limit())
-        self.account_budget(probes)
-        if DEBUG:
-            sys.stderr.write("%.3f %s\n" % (time.monotonic() - self.start, " ".join(
-                "%s%d%s:%s" % ("f%d/" % p.flow.tflow, p.size, "t%d" % p.ttl if p.ttl else "",
-                               (p.outcome or "-")[:3]) for p in probes)))
+                limit = min(limit, max(p.sent for p in probes) + self._wait_limit())
+
+    def _settle_unanswered(self, probes):
+        """Every probe still without an answer is silent; a search probe's silence is
+        evidence for its flow's search (see _silence)."""
         for probe in probes:
             if probe.outcome is None:
                 probe.outcome = "silent"
-                ordered = self.superseded(probe, probes)
                 if probe.ttl is None:
-                    search = probe.flow.search
-                    limited = probe.flow.transport.arrival_limited
-                    if search.lo is not None and probe.size <= search.lo:
-                        if not limited:
-                            search.lost()
-                        # (Rate-limited: a size that crosses got no answer because the
-                        # dest's budget went to a larger one first, or is spent: no loss.)
-                    elif limited and self.after_answer(probe, probes):
-                        pass  # sent after an answered larger size: the budget, not a sign
-                    else:
-                        search.failed_sign(probe.size, ordered=ordered)
-        return probes
+                    self._silence(probe, probes)
 
-    def account_budget(self, probes):
+    def _silence(self, probe, probes):
+        """What a silent search probe tells its search: below the proven size, loss (unless
+        the dest's answers are rate-limited); after an answered larger size of a rate-limited
+        flow, nothing (the budget went to that one); else a failure sign, ordered when a later
+        probe of its flow was answered."""
+        search = probe.flow.search
+        limited = probe.flow.transport.arrival_limited
+        if search.lo is not None and probe.size <= search.lo:
+            if not limited:
+                search.lost()
+            # (Rate-limited: a size that crosses got no answer because the dest's budget
+            # went to a larger one first, or is spent: no loss.)
+        elif limited and self._after_answer(probe, probes):
+            pass  # sent after an answered larger size: the budget, not a sign
+        else:
+            search.failed_sign(probe.size, ordered=self._superseded(probe, probes))
+
+    def _account_budget(self, probes):
         """Our model of the dest's answer budget after a rate-limited round: every size at or
         below the largest answered one arrived; fewer answers than that means the budget ran
         dry during the round, no answer at all that it was dry when the round arrived."""
@@ -243,14 +284,14 @@ class Rounds(object):
             self.bucket.empty(since=max(p.sent for p in sent), sure=missing > 1)
 
     @staticmethod
-    def after_answer(probe, probes):
+    def _after_answer(probe, probes):
         """A rate-limited probe sent after an answered, larger-or-equal probe of its flow."""
         return any(other.group == probe.group and other.order < probe.order
                    and other.outcome == tp.ARRIVED and other.size >= probe.size
                    for other in probes)
 
     @staticmethod
-    def superseded(probe, probes):
+    def _superseded(probe, probes):
         """A later probe of the same flow and TTL was answered (arrival, time exceeded, or a
         PTB: a smaller probe meets its PTB at the same router or further along than a larger
         one would): the path was alive when `probe` went silent."""
@@ -260,6 +301,6 @@ class Rounds(object):
     def complete(self, probes):
         """Every probe is answered, superseded, or (rate-limited) sent after an answered
         larger one of its flow: the dest's budget went to that one, nothing more will come."""
-        return all(p.outcome is not None or self.superseded(p, probes)
+        return all(p.outcome is not None or self._superseded(p, probes)
                    or (p.ttl is None and p.flow.transport.arrival_limited
-                       and self.after_answer(p, probes)) for p in probes)
+                       and self._after_answer(p, probes)) for p in probes)

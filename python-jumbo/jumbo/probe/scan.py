@@ -38,10 +38,12 @@ def lower(current, ptb_mtu, path_mtu, version):
 class TtlScan(object):
     """One scan of `flow` from size `big` (down to `small`) over `rounds` (the run's
     Rounds). `full`: every hop with its MTU (the `hops` scan); otherwise only where big
-    packets stop. run() -> (hops, blackhole or None, the MTU a useful PTB named or None)."""
+    packets stop. `local_max`: the largest size the run can send. run() -> (hops, blackhole
+    or None, the MTU a useful PTB named or None)."""
 
-    def __init__(self, rounds, flow, big, small, full):
+    def __init__(self, rounds, flow, big, small, full, local_max):
         self.rounds = rounds
+        self.local_max = local_max
         self.flow = flow
         self.small = small
         self.full = full
@@ -123,7 +125,7 @@ class TtlScan(object):
         # `current` reaching a hop proves the path up to it carries `current`; it is the
         # hop's MTU only when nothing larger could be sent (the local MTU) or a PTB / the
         # search named it (full scans lower `current` so).
-        mtu = self.current if (self.full or self.current >= self.rounds.local_max) else None
+        mtu = self.current if (self.full or self.current >= self.local_max) else None
         self.last_big = (ttl, big.event.source)
         hop = Hop(ttl=ttl, ip=big.event.source, mtu=mtu,
                   rtt=iso_duration(big.event.when - big.sent))

@@ -28,7 +28,10 @@ from .silence import MAX_NEED, silences_needed
 from .trains import LIMITED_TRAIN, PLATEAUS, TrainPlanner, clean_sizes
 
 
-class SizeSearch(TrainPlanner):
+class SizeSearch(object):
+    """One flow's search: the evidence (arrived, failed_sign, lost) and what it proves
+    (done, result, verdict, holes); its TrainPlanner (`planner`) plans the rounds."""
+
     def __init__(self, local_max, min_size, version=4, plateaus=PLATEAUS, priors=(),
                  arrival_limited=True, target=None, need=2, train=None):
         self.local_max = local_max
@@ -54,7 +57,6 @@ class SizeSearch(TrainPlanner):
         self.arrivals_elsewhere = 0
         self.crossed_elsewhere = None
         self.unproven = set()     # silences with nothing answered after them: ask again
-        self.bare = set()         # sizes verified once without a companion (see _companion)
         candidates = set(p for p in plateaus if min_size <= p <= local_max)
         if target and min_size <= target <= local_max:
             candidates.add(target)
@@ -70,6 +72,11 @@ class SizeSearch(TrainPlanner):
         # fall back to 552 (IPv4) / 1280 (IPv6) and keep going, slowly. A PTB claiming an MTU
         # at or above the probe is ignored by senders, which then stall as in a black hole.
         self.fallback_ptb_seen = False
+        self.planner = TrainPlanner(self)
+
+    def next_round(self):
+        """Sizes to send next, largest first (empty when done): the planner's."""
+        return self.planner.next_round()
 
     # -- evidence ---------------------------------------------------------------------------
 
@@ -98,50 +105,60 @@ class SizeSearch(TrainPlanner):
         if not ptb and self.covered(size):
             # A larger size met a PTB from a router this size also fails at: its silence
             # was loss.
-            self.loss_seen = True
-            self.losses += 1
+            self.lost()
             return
         if not ptb and not ordered:
-            # Nothing answered after it: loss, the dest's spent answer budget or an MTU limit
-            # look the same. No evidence; ask again with an answered size after it. (Before
-            # anything crossed, not even the minimum is assumed to cross.)
-            if self.lo is not None and not self.arrival_limited:
-                # Answers are free: take it as a tentative failure (it narrows the search,
-                # carries no vote; the boundary is verified with ordered silences).
-                self.failed.add(size)
-                self.hi = min(self.hi, size)
-                return
-            if self.lo is not None and self.train <= 2:
-                self.unproven.add(size)
+            self._unordered_silence(size)
             return
         self.failed.add(size)
         self.hi = min(self.hi, size)
         if ptb:
-            if ptb_mtu is not None and useful_ptb(ptb_mtu, size, self.version):
-                self.hints.add(ptb_mtu)
-                self.ptb_seen = True
-                self.answered[size] = ptb_mtu
-                # Every size between the PTB's MTU and this one fails at the same router,
-                # which answers: earlier silences there were loss.
-                for s in [s for s in self.failed if ptb_mtu < s < size
-                          and s not in self.answered]:
-                    self.failed.discard(s)
-                    self.votes.pop(s, None)
-                    self.loss_seen = True
-                    self.losses += 1
-                above = [s for s in self.failed if self.lo is None or s > self.lo]
-                self.hi = min(above) if above else self.local_max + 1
-            else:
-                self.useless_ptb_seen = True
-                if ptb_mtu is not None and ptb_mtu < size:
-                    # Below the family minimum: senders fall back and keep going.
-                    self.fallback_ptb_seen = True
-                    self.answered[size] = ptb_mtu
-                else:
-                    # Senders ignore it and stall: as good as silence, and no loss.
-                    self.votes[size] = self.votes.get(size, 0) + 10
-        elif ordered:
+            self._ptb(size, ptb_mtu)
+        else:
             self.votes[size] = self.votes.get(size, 0) + 1
+
+    def _unordered_silence(self, size):
+        """Nothing answered after it: loss, the dest's spent answer budget or an MTU limit
+        look the same. No evidence; ask again with an answered size after it. (Before
+        anything crossed, not even the minimum is assumed to cross.)"""
+        if self.lo is None:
+            return
+        if not self.arrival_limited:
+            # Answers are free: take it as a tentative failure (it narrows the search,
+            # carries no vote; the boundary is verified with ordered silences).
+            self.failed.add(size)
+            self.hi = min(self.hi, size)
+            return
+        if self.train <= 2:
+            self.unproven.add(size)
+
+    def _ptb(self, size, ptb_mtu):
+        """A PTB for `size` naming `ptb_mtu` (None: our own interface refused the size)."""
+        if ptb_mtu is not None and useful_ptb(ptb_mtu, size, self.version):
+            self._useful_ptb(size, ptb_mtu)
+            return
+        self.useless_ptb_seen = True
+        if ptb_mtu is not None and ptb_mtu < size:
+            # Below the family minimum: senders fall back and keep going.
+            self.fallback_ptb_seen = True
+            self.answered[size] = ptb_mtu
+        else:
+            # Senders ignore it and stall: as good as silence, and no loss.
+            self.votes[size] = self.votes.get(size, 0) + 10
+
+    def _useful_ptb(self, size, ptb_mtu):
+        self.hints.add(ptb_mtu)
+        self.ptb_seen = True
+        self.answered[size] = ptb_mtu
+        # Every size between the PTB's MTU and this one fails at the same router, which
+        # answers: earlier silences there were loss.
+        for s in [s for s in self.failed if ptb_mtu < s < size and s not in self.answered]:
+            self.failed.discard(s)
+            self.votes.pop(s, None)
+            self.loss_seen = True
+            self.losses += 1
+        above = [s for s in self.failed if self.lo is None or s > self.lo]
+        self.hi = min(above) if above else self.local_max + 1
 
     def covered(self, size):
         """True when a PTB for a size at or above `size` named an MTU below it."""
@@ -184,7 +201,7 @@ class SizeSearch(TrainPlanner):
             need += 1
         return need
 
-    def _boundary_done(self):
+    def boundary_done(self):
         if self.lo is None:
             return False
         if self.lo >= self.local_max:
@@ -192,7 +209,7 @@ class SizeSearch(TrainPlanner):
         return self.hi == self.lo + 1 and (self.hi in self.answered
                                            or self.votes.get(self.hi, 0) >= self.need())
 
-    def _stages(self):
+    def stages(self):
         """Follow the path from the local MTU down, as a sender doing PMTUD does: a PTB sends
         it to the PTB's MTU (the next stage); a size that vanishes silently stalls it (a black
         hole, whose smallest silent size is the largest answered size below + 1). PMTUD works
@@ -249,18 +266,18 @@ class SizeSearch(TrainPlanner):
         return list(sizes) + ([max(below)] if below else [])
 
     def done(self):
-        if not self._boundary_done():
+        if not self.boundary_done():
             return False
-        return self._stages()[0]
+        return self.stages()[0]
 
     def result(self):
         return self.lo
 
     def holes(self):
         """Smallest silently vanishing size of each black-holing stage (once done)."""
-        if not self._boundary_done():
+        if not self.boundary_done():
             return []
-        return self._stages()[1]
+        return self.stages()[1]
 
     def stage_bottom(self, size):
         """The largest size below `size` known to be answered (arrival or PTB), or None."""

@@ -4,8 +4,9 @@ the plateaus real networks have, each with the size just above it, then evenly s
 once the interval is small, one final train carries every size left with the votes its
 boundary needs, the proven size last.
 
-TrainPlanner is the planning half of SizeSearch: it reads the search's state (lo, hi, votes,
-hints, priors, plateaus, train, ...) and changes only `rounds`, `unproven` and `bare`."""
+A SizeSearch has a TrainPlanner: the planner reads the search's state (lo, hi, votes, hints,
+priors, plateaus, train, ...), changes only its `rounds` and `unproven`, and keeps what is
+its own (`bare`)."""
 
 from ..core.mtu import PLATEAUS as KNOWN_PLATEAUS
 from .silence import even_sizes
@@ -30,79 +31,107 @@ def clean_sizes(sizes, hi, lo=None):
 
 
 class TrainPlanner(object):
+    """Plans the rounds of one SizeSearch (`search`). next_round() -> sizes, largest first."""
+
+    def __init__(self, search):
+        self.search = search
+        self.bare = set()  # sizes verified once without a companion (see _companion)
+
     def _between(self, values):
-        low = self.lo if self.lo is not None else self.min_size - 1
-        return sorted((v for v in values if low < v < self.hi), reverse=True)
+        search = self.search
+        low = search.lo if search.lo is not None else search.min_size - 1
+        return sorted((v for v in values if low < v < search.hi), reverse=True)
+
+    def _best_candidates(self):
+        """The sizes between the bounds a PTB named, else those other flows found, else
+        the plateaus: largest first."""
+        search = self.search
+        return self._between(search.hints) or self._between(search.priors) \
+            or self._between(search.plateaus)
 
     def next_round(self):
         """Sizes to send next, largest first (empty when done)."""
-        retry = sorted(s for s in self.unproven if self.lo < s < self.hi) \
-            if self.lo is not None else []
-        self.unproven = set()
-        if retry and not self.done():
-            self.rounds += 1
-            return [retry[0], self.lo]
-        if self._boundary_done():
-            complete, _holes, sizes = self._stages()
+        search = self.search
+        retry = sorted(s for s in search.unproven if search.lo < s < search.hi) \
+            if search.lo is not None else []
+        search.unproven = set()
+        if retry and not search.done():
+            search.rounds += 1
+            return [retry[0], search.lo]
+        if search.boundary_done():
+            complete, _holes, sizes = search.stages()
             if complete:
                 return []
-            self.rounds += 1
+            search.rounds += 1
             return sizes
         sizes = self._next_round()
         if not sizes:
             # Never stall: re-check the boundary (or the extremes when nothing is known).
-            sizes = [self.hi, self.lo] if self.lo is not None and self.hi <= self.local_max \
-                else [self.local_max, self.min_size]
+            sizes = [search.hi, search.lo] \
+                if search.lo is not None and search.hi <= search.local_max \
+                else [search.local_max, search.min_size]
         return sizes
 
     def _next_round(self):
-        self.rounds += 1
-        if self.lo is None and self.train > 2 and not self.priors:
-            # Nothing proven yet and each answer is precious: one train over everything,
-            # the minimum last (answered whenever the dest answers at all).
-            return clean_sizes([self.local_max] + self._spread(self.min_size - 1, self.hi)
-                          + [self.min_size], self.hi)
-        if self.lo is None:
-            if self.rounds == 1:
-                # Other flows already found these sizes: one arrival tells whether this flow
-                # agrees (and only one oversized probe meets a PTB-sending router).
-                lower = [p for p in self.priors if p < self.local_max]
-                if lower:
-                    return clean_sizes([min(lower) + 1, min(lower)], self.hi)
-                if self.priors:
-                    return [self.local_max]
-                return clean_sizes([self.local_max, self.min_size], self.hi)
-            # Nothing proven yet: the best candidate below hi, and the minimum as sentinel.
-            pick = self._between(self.hints) or self._between(self.priors) \
-                or self._between(self.plateaus)
-            sizes = []
-            if pick:
-                sizes = [pick[0] + 1, pick[0]] if pick[0] + 1 < self.hi else [pick[0]]
-            elif self.hi - 1 > self.min_size:
-                sizes = [(self.hi + self.min_size) // 2]
-            # Without an arrival after them, silences are no evidence: the sentinel follows
-            # (unless the pick is a size another flow crossed, see _companion).
-            return clean_sizes(sizes + self._companion(pick[0] if pick else None, self.min_size),
-                          self.hi)
-        if self.train > 2 or not self.arrival_limited:
+        search = self.search
+        search.rounds += 1
+        if search.lo is None:
+            return self._before_arrival()
+        if search.train > 2 or not search.arrival_limited:
             return self._train_round()
-        if self.hi == self.lo + 1:
-            return [self.hi, self.lo]
-        if self.hi > self.local_max:
-            return [self.local_max]
-        for group in (self.hints, self.priors, self.plateaus):
-            pick = self._between(group)
-            if pick:
-                size = pick[0]
-                # No proven size after the pair: the smaller one usually arrives (each
-                # arrival spends the dest's answer budget); if both go silent they are asked
-                # again with the proven size after them.
-                return [size + 1, size] if size + 1 < self.hi else [self.hi, size]
-        span = self.hi - self.lo
-        parts = 2 if self.arrival_limited else 3
-        points = sorted(set(self.lo + span * j // parts for j in range(1, parts)), reverse=True)
+        return self._limited_pair()
+
+    def _before_arrival(self):
+        """Nothing has crossed yet."""
+        search = self.search
+        if search.train > 2 and not search.priors:
+            # Each answer is precious: one train over everything, the minimum last
+            # (answered whenever the dest answers at all).
+            return clean_sizes([search.local_max] + self._spread(search.min_size - 1, search.hi)
+                               + [search.min_size], search.hi)
+        if search.rounds == 1:
+            return self._first_try()
+        # The best candidate below hi, and the minimum as sentinel.
+        pick = self._best_candidates()
+        sizes = []
+        if pick:
+            sizes = [pick[0] + 1, pick[0]] if pick[0] + 1 < search.hi else [pick[0]]
+        elif search.hi - 1 > search.min_size:
+            sizes = [(search.hi + search.min_size) // 2]
+        # Without an arrival after them, silences are no evidence: the sentinel follows
+        # (unless the pick is a size another flow crossed, see _companion).
+        return clean_sizes(sizes + self._companion(pick[0] if pick else None, search.min_size),
+                           search.hi)
+
+    def _first_try(self):
+        """The first round of a short-train search: where other flows already found sizes,
+        one arrival tells whether this flow agrees (and only one oversized probe meets a
+        PTB-sending router)."""
+        search = self.search
+        lower = [p for p in search.priors if p < search.local_max]
+        if lower:
+            return clean_sizes([min(lower) + 1, min(lower)], search.hi)
+        if search.priors:
+            return [search.local_max]
+        return clean_sizes([search.local_max, search.min_size], search.hi)
+
+    def _limited_pair(self):
+        """Rate-limited answers, short rounds, something crossed: a pair of sizes a round."""
+        search = self.search
+        if search.hi == search.lo + 1:
+            return [search.hi, search.lo]
+        if search.hi > search.local_max:
+            return [search.local_max]
+        pick = self._best_candidates()
+        if pick:
+            size = pick[0]
+            # No proven size after the pair: the smaller one usually arrives (each arrival
+            # spends the dest's answer budget); if both go silent they are asked again with
+            # the proven size after them.
+            return [size + 1, size] if size + 1 < search.hi else [search.hi, size]
+        middle = search.lo + (search.hi - search.lo) // 2
         # The proven size last: a silence above it is then evidence at once.
-        return clean_sizes(points, self.hi, self.lo) + [self.lo]
+        return clean_sizes([middle], search.hi, search.lo) + [search.lo]
 
     def _companion(self, size, smaller):
         """What follows `size` in a round: `smaller` (a size expected to arrive), so that a
@@ -112,8 +141,9 @@ class TrainPlanner(object):
         above it, and an answered companion would spend one more of the dest's answers (each
         a second of its budget once the burst is gone). A bare try that goes silent is asked
         again with the companion."""
-        if (size is not None and self.arrival_limited and size not in self.bare
-                and self.crossed_elsewhere is not None and size <= self.crossed_elsewhere):
+        search = self.search
+        if (size is not None and search.arrival_limited and size not in self.bare
+                and search.crossed_elsewhere is not None and size <= search.crossed_elsewhere):
             self.bare.add(size)
             return []
         return [smaller]
@@ -123,9 +153,10 @@ class TrainPlanner(object):
     def _spread(self, low, high, count=None):
         """Up to `count` (default: train) sizes strictly between low and high, largest first:
         PTB hints, priors and plateaus with the size just above each, then evenly spread."""
-        count = self.train if count is None else count
+        search = self.search
+        count = search.train if count is None else count
         picked = set()
-        for group in (self.hints, self.priors, self.plateaus):
+        for group in (search.hints, search.priors, search.plateaus):
             for value in group:
                 if low < value < high:
                     picked.add(value)
@@ -142,47 +173,63 @@ class TrainPlanner(object):
 
     def _copies(self, size):
         """Silent repetitions of `size` still needed for it to be the boundary."""
-        return max(1, self.need(size) - self.votes.get(size, 0))
+        return max(1, self.search.need(size) - self.search.votes.get(size, 0))
 
     def _train_round(self):
         """The next train once something crossed (lo known)."""
-        if self.hi > self.local_max and self.lo < self.local_max:
+        search = self.search
+        if search.hi > search.local_max and search.lo < search.local_max:
             # Nothing failed yet above lo: the local MTU first, then the rest.
-            top = self.local_max + 1
+            top = search.local_max + 1
         else:
-            top = self.hi
-        agreed = [p for p in self.priors if self.lo < p < top]
+            top = search.hi
+        agreed = [p for p in search.priors if search.lo < p < top]
         if agreed:
-            # Other flows found these sizes: verify the smallest (its next size up, as often
-            # as its boundary needs, then it), the proven size last in case it does not cross.
-            prior = min(agreed)
-            clean = not (self.losses + self.losses_elsewhere)
-            copies = 1 if (prior + 1 in self.holes_elsewhere and clean) \
-                else max(1, self.need(prior + 1) - self.votes.get(prior + 1, 0))
-            if prior + 1 < top:
-                return [prior + 1] * copies + [prior] + self._companion(prior, self.lo)
-            return [prior] + self._companion(prior, self.lo)
-        # The final train: every size left, each with the votes its boundary needs.
-        final = []
-        if top <= self.local_max:
-            final = [top] * (self._copies(top) if top in self.failed else 1)
-        for size in range(top - 1, self.lo, -1):
-            final += [size] * self._copies(size)
-        limit = max(self.train * FINAL_FACTOR, 6)
-        if not self.arrival_limited:
-            limit = max(limit, FREE_FINAL_TRAIN)
-        if final and len(final) <= limit:
-            return final + [self.lo]
-        if not self.arrival_limited and self.train <= 2:
-            # Free answers, short rounds: bisect (hints and plateaus first), no companion.
-            pick = self._between(self.hints) or self._between(self.priors) \
-                or self._between(self.plateaus)
-            if pick and pick[0] + 1 < top:
-                return [pick[0] + 1, pick[0]]
-            if pick:
-                return [pick[0]]
-            return [(self.lo + top) // 2]
-        sizes = self._spread(self.lo, top)
-        if top <= self.local_max and top not in self.failed:
+            return self._verify_prior(min(agreed), top)
+        final = self._final_train(top)
+        if final:
+            return final
+        if not search.arrival_limited and search.train <= 2:
+            return self._bisect(top)
+        sizes = self._spread(search.lo, top)
+        if top <= search.local_max and top not in search.failed:
             sizes = [top] + sizes
-        return sizes + [self.lo]
+        return sizes + [search.lo]
+
+    def _verify_prior(self, prior, top):
+        """Other flows found `prior`: its next size up, as often as its boundary needs, then
+        it, the proven size last in case it does not cross."""
+        search = self.search
+        clean = not (search.losses + search.losses_elsewhere)
+        copies = 1 if (prior + 1 in search.holes_elsewhere and clean) else self._copies(prior + 1)
+        if prior + 1 < top:
+            return [prior + 1] * copies + [prior] + self._companion(prior, search.lo)
+        return [prior] + self._companion(prior, search.lo)
+
+    def _final_train(self, top):
+        """Every size left below `top`, each with the votes its boundary needs, the proven
+        size last; None when that train is longer than a round may be."""
+        search = self.search
+        limit = max(search.train * FINAL_FACTOR, 6)
+        if not search.arrival_limited:
+            limit = max(limit, FREE_FINAL_TRAIN)
+        final = []
+        if top <= search.local_max:
+            final = [top] * (self._copies(top) if top in search.failed else 1)
+        for size in range(top - 1, search.lo, -1):
+            if len(final) > limit:
+                return None  # (the rest cannot make it shorter)
+            final += [size] * self._copies(size)
+        if final and len(final) <= limit:
+            return final + [search.lo]
+        return None
+
+    def _bisect(self, top):
+        """Free answers, short rounds: bisect (hints and plateaus first), no companion."""
+        search = self.search
+        pick = self._best_candidates()
+        if pick and pick[0] + 1 < top:
+            return [pick[0] + 1, pick[0]]
+        if pick:
+            return [pick[0]]
+        return [(search.lo + top) // 2]

@@ -28,8 +28,9 @@ with no hop located, a reverse direction with no reverse result) are counted as 
 import collections
 import ipaddress
 
-from .culprits import hop_tuples
+from .culprits import hop_tuples, name_culprit_owners
 from .formatting import share
+from .owners import hop_owner
 from .targets import add_targets
 
 UNKNOWN = ("unknown", None)
@@ -215,26 +216,13 @@ def _families(counter):
                                     ("ipv4", counter.get("ipv4", 0)), ("ipv6", counter.get("ipv6", 0))])
 
 
-def _owner(t, owners):
-    """(site, basis, candidates, the owners file's entry or {}) of a hop ticket."""
-    entry = owners.lookup(t["key"]) if owners is not None else None
-    if entry and entry.get("site"):
-        return entry["site"], "owners file", [], entry
-    sites = sorted(t["sites"] or ())
-    if len(sites) == 1:
-        return sites[0], "every path through it starts or ends there", [], entry or {}
-    if len(sites) == 2:
-        return None, "link between two sites", sites, entry or {}
-    return None, "transit: no site is at an end of every path", [], entry or {}
-
-
 def _ticket(t, total, owners):
     unlocks = _families(t["unlocks"])
     unlocks["bytes"] = t["bytes"] if total else None
     unlocks["traffic"] = share(t["bytes"], total) if total else None
     ticket = collections.OrderedDict([("rank", None), ("kind", t["kind"])])
     if t["kind"] == "hop":
-        site, basis, candidates, entry = _owner(t, owners)
+        site, basis, candidates, entry = hop_owner(t["key"], t["sites"], owners)
         try:
             version = ipaddress.ip_address(t["key"]).version
         except ValueError:
@@ -291,6 +279,7 @@ class Actions(object):
             ("unexplained_paths", unexplained),
             ("owners_file", self.owners.source if self.owners is not None else None),
             ("resolve", resolve)])
+        name_culprit_owners(report.get("culprits") or (), self.owners)
         add_targets(report, self.dates)
         # First in the JSON: what to do, then where the mesh stands against its targets.
         for key in ("targets_due", "actions"):

@@ -43,6 +43,8 @@ import collections
 import json
 import math
 
+from ..core.result.pmtu import Hop
+
 CATEGORY = "Networking"
 PATH = ("Network", "jumbo path regressed")
 SITE = ("Network", "jumbo regressed from/to multiple sites")
@@ -87,7 +89,8 @@ def _mtu_hop(row, target):
             hops = None
     for hop in hops if isinstance(hops, (list, tuple)) else ():
         if isinstance(hop, dict):
-            ttl, ip, mtu = hop.get("ttl"), hop.get("ip"), hop.get("mtu")
+            hop = Hop.from_json(hop)  # a stored result's hop, read once
+            ttl, ip, mtu = hop.ttl, hop.ip, hop.mtu
         elif isinstance(hop, (list, tuple)) and len(hop) == 3:
             ttl, ip, mtu = hop
         else:
@@ -240,6 +243,12 @@ def _path_events(paths, w):
     return out
 
 
+# What a site's share counts, by the basis jumbo-alarms gave it (alarms_cli._shares).
+BASES = {"bytes": "its bytes sent at jumbo MSS",
+         "fireflies bytes": "its bytes sent at jumbo MSS (fireflies; the bytes with a known MSS)",
+         "paths": "its paths jumbo both ways"}
+
+
 def _share_events(shares, w, share_drop):
     """A site whose jumbo share over the recent days fell by `share_drop` percent or more."""
     out = []
@@ -254,7 +263,7 @@ def _share_events(shares, w, share_drop):
         src = dict(w, site=site, basis=basis, baseline=base, recent=recent, change=change)
         body = "jumbo share of %s decreased by %g %%: %.1f %% -> %.1f %% of %s" % (
             site, -change, 100.0 * base, 100.0 * recent,
-            "its bytes sent at jumbo MSS" if basis == "bytes" else "its paths jumbo both ways")
+            BASES.get(basis, "its paths jumbo both ways"))
         out.append((key, _event(SHARE, body, [site], src, key)))
     return out
 

@@ -19,12 +19,12 @@ ALARMS_INDEX = alarms_index.ALARMS_INDEX
 REPORT_OPTIONS = ("version", "store", "ca_file", "api_key_file", "auth_file", "verify_ssl", "sites",
                   "since", "until", "target_mtu", "flap", "prometheus", "prometheus_ca_file",
                   "prometheus_verify", "prometheus_token_file", "prometheus_auth_file",
-                  "prometheus_deadline", "prometheus_devices")
+                  "prometheus_deadline", "prometheus_devices", "fireflies")
 LIMIT = 10 ** 6     # every path and change the events are taken from: no list is cut short
 
 
 def parser():
-    report = cli.parser()
+    report = cli.report_parser()
     p = type(report)(prog="jumbo-alarms", description="MTU events in the WLCG/OSG network alarm "
                      "service's format (JSON lines), each raised once while its condition holds")
     events = p.add_argument_group("events")
@@ -67,22 +67,29 @@ def _build(args, since, until, hooks):
         queries.close()
 
 
+def _hooks(args):
+    """The report hooks jumbo-alarms' options ask for: Prometheus' used, the fireflies'."""
+    return [h for h in (cli.telemetry_hook(args), cli.firefly_hook(args)) if h is not None]
+
+
 def _shares(args, base, split, until):
-    """{site: (baseline share, recent share, basis)}; {} when a period holds no results."""
+    """{site: (baseline share, recent share, basis)}; {} when a period holds no results. The
+    used share per site where traffic was measured in both periods (Prometheus' telemetry,
+    else the fireflies'), else the capable share of its paths."""
     out = {}
     parts = []
     for since, end in ((base, split), (split, until)):
-        hook = cli.telemetry_hook(args)
         try:
-            parts.append(_build(args, since, end, [hook] if hook else []))
+            parts.append(_build(args, since, end, _hooks(args)))
         except NoData:
             return {}
     b, r = parts
-    if b.get("telemetry") and r.get("telemetry"):
-        bs, rs = b["telemetry"]["sites"], r["telemetry"]["sites"]
-        for site in bs:
-            out[site.upper()] = (bs[site]["used"], rs.get(site, {}).get("used"), "bytes")
-        return out
+    for section, basis in (("telemetry", "bytes"), ("fireflies", "fireflies bytes")):
+        if b.get(section) and r.get(section):
+            bs, rs = b[section].get("sites") or {}, r[section].get("sites") or {}
+            for site in bs:
+                out[site.upper()] = (bs[site]["used"], rs.get(site, {}).get("used"), basis)
+            return out
     rsites = {s["site"]: s["capable"] for s in r["sites"]}
     for s in b["sites"]:
         out[s["site"].upper()] = (s["capable"], rsites.get(s["site"]), "paths")
@@ -116,8 +123,7 @@ def _raise(args, now, since, base, split, until):
     """One run, under the state's lock: the events, their lines, the index, the state."""
     active = alarm_state.load(args.state)
     collector = alarms.Collector()
-    hook = cli.telemetry_hook(args)
-    report = _build(args, since, _iso(until), [collector] + ([hook] if hook else []))
+    report = _build(args, since, _iso(until), [collector] + _hooks(args))
     shares = _shares(args, _iso(base), _iso(split), _iso(until))
     current = alarms.events(report, collector, (since, _iso(until)), args.min_sites,
                             args.hop_min_sites, shares, args.share_drop)

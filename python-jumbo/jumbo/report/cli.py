@@ -27,7 +27,7 @@ from .firefly_used import FireflyUsed
 from .html import to_html
 from .inputs import parse_date, read_sites, read_volumes
 from .prometheus import DEADLINE, Prometheus
-from .render import to_csv, to_json, to_text
+from .render import json_pieces, to_csv, to_json, to_text
 from .safe_output import write_atomic
 from .telemetry import Telemetry, check_devices
 from ..archive import credentials
@@ -189,7 +189,21 @@ def render(report, fmt):
 
 
 def run(argv=None):
-    """Parse, build, render; returns (exit status, text). Raises ReportError on bad input."""
+    """Parse, build, render; returns (report, text, --out). Raises ReportError on bad input."""
+    report, args = build_report(argv)
+    return report, render(report, args.format), args.out
+
+
+def render_pieces(report, fmt):
+    """The rendering as pieces of text to write one after another: JSON streamed (its
+    per-path list is most of it), the other formats whole."""
+    if fmt == "json":
+        return json_pieces(report)
+    return (render(report, fmt),)
+
+
+def build_report(argv=None):
+    """Parse and build: (the report dict, the parsed arguments). ReportError on bad input."""
     args = report_parser().parse_args(argv)
     if not MIN_MTU_V6 <= args.target_mtu <= MAX_IP_PACKET:
         raise ReportError("--target-mtu must be between %d and %d" % (MIN_MTU_V6, MAX_IP_PACKET))
@@ -211,7 +225,7 @@ def run(argv=None):
         report = model.build(queries, opts)
     finally:
         queries.close()
-    return report, render(report, args.format), args.out
+    return report, args
 
 
 def main(argv=None):
@@ -219,11 +233,13 @@ def main(argv=None):
         return check.main(argv, parser(), lambda args: open_queries(args.store, **store_options(args)))
 
     def step():
-        _report, text, out = run(argv)
-        if out:
-            write_atomic(out, text)
+        report, args = build_report(argv)
+        pieces = render_pieces(report, args.format)
+        if args.out:
+            write_atomic(args.out, pieces)
         else:
-            sys.stdout.write(text)
+            for piece in pieces:
+                sys.stdout.write(piece)
             sys.stdout.flush()
     return exit_status("jumbo-report", step)
 

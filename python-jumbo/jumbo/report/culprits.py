@@ -1,7 +1,16 @@
 """Where failing paths fail: the hops several failing paths share (a size drop or a black
-hole), and how many failures are the source host's own MTU rather than the network's."""
+hole), and how many failures are the source host's own MTU rather than the network's.
+
+A culprit hop names one owner (owners.hop_owner: the owners file, else the site at an end of
+every path through it, else the two sites of a link as candidates, else transit) and counts
+the other sites its paths touch as affected, not as suspects: a hole in RAL's firewall on
+paths from RAL to five sites is RAL's, with five sites affected.
+"""
 
 import json
+
+from ..core.result.pmtu import Hop
+from .owners import hop_owner
 
 
 def hop_tuples(hops):
@@ -14,7 +23,8 @@ def hop_tuples(hops):
     out = []
     for h in hops or []:
         if isinstance(h, dict):
-            out.append((h.get("ttl"), h.get("ip"), h.get("mtu")))
+            hop = Hop.from_json(h)  # a stored result's hop, read once
+            out.append((hop.ttl, hop.ip, hop.mtu))
         elif isinstance(h, (tuple, list)) and len(h) == 3:
             out.append(tuple(h))
     return out
@@ -63,22 +73,53 @@ def shared_culprits(paths, target, minimum, host_mtu=None):
         kind, culprit, ttl, mtu = found[1]
         p.culprit = found[1]
         entry = hops.setdefault(culprit, {"hop_ip": culprit, "paths": 0, "blackholes": 0,
-                                          "mtu": None, "sites": set(), "examples": []})
+                                          "mtu": None, "sites": set(), "ends": None,
+                                          "examples": []})
         entry["paths"] += 1
         if kind == "blackhole":
             entry["blackholes"] += 1
         elif mtu is not None:
             entry["mtu"] = mtu if entry["mtu"] is None else min(entry["mtu"], mtu)
-        entry["sites"].update((p.source_site, p.dest_site))
+        ends = {p.source_site, p.dest_site}
+        entry["sites"].update(ends)
+        entry["ends"] = ends if entry["ends"] is None else (entry["ends"] & ends)
         if len(entry["examples"]) < 3:
             entry["examples"].append(p.label())
     out = []
     for e in hops.values():
         if e["paths"] >= minimum:
-            e["sites"] = sorted(e["sites"])
             out.append(e)
     out.sort(key=lambda e: (-e["paths"], e["hop_ip"]))
-    return out, host_limited
+    return _name_owners(out), host_limited
+
+
+def _name_owner(e, site, basis, candidates, touched):
+    e["site"], e["owner_basis"], e["candidates"] = site, basis, candidates
+    e["affected_sites"] = sorted(s for s in touched if s != site and s not in candidates)
+    e["affected_site_count"] = len(e["affected_sites"])
+
+
+def _name_owners(culprits):
+    """Each culprit's owner from its paths' ends (`site`, `owner_basis`, `candidates`) and
+    the other sites its paths touch (`affected_sites`, `affected_site_count`)."""
+    for e in culprits:
+        touched, ends = e.pop("sites"), e.pop("ends")
+        site, basis, candidates, _entry = hop_owner(e["hop_ip"], ends)
+        _name_owner(e, site, basis, candidates, touched)
+    return culprits
+
+
+def name_culprit_owners(culprits, owners):
+    """The owners file's site, where a prefix of it holds a culprit hop, as its owner (the
+    report hook actions.Actions, which has the file); the sites its paths touch stay."""
+    if owners is None:
+        return
+    for e in culprits:
+        site, basis, candidates, _entry = hop_owner(e["hop_ip"], (), owners)
+        if basis == "owners file":
+            touched = set(e["affected_sites"]) | set(e["candidates"])
+            touched.update([e["site"]] if e["site"] else [])
+            _name_owner(e, site, basis, candidates, touched)
 
 
 def limiting_hosts(paths, site_of_host):

@@ -3,8 +3,13 @@ turns it (and everything else) into a message and an exit status."""
 
 import sys
 
-from ..archive.errors import ReportError, StoreDown  # noqa: F401 - the report's names too
+from ..archive.errors import ReportError, StoreDown
 from .safe_output import message
+
+
+# The report's exceptions, ReportError and StoreDown defined with the archive that raises
+# them too: the report's modules and its callers read all three from here.
+__all__ = ["NoData", "ReportError", "StoreDown", "exit_status"]
 
 
 class NoData(ReportError):

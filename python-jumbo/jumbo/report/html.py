@@ -4,9 +4,9 @@ page order; the pieces with logic (matrix, trend chart, tables) are their own fu
 
 
 from ..core.mtu import STANDARD_MTU, is_jumbo
-from . import actions_view, firefly_view, telemetry_view
+from . import actions_view, confidence, firefly_view, telemetry_view
 from .formatting import evidence, pct
-from .render import change_mtus, host_sentence
+from .render import change_mtus, culprit_affected, culprit_owner, host_sentence
 from .safe_output import html_text as escape  # bidi controls neutralised too
 
 RED, AMBER, GREEN, GREY, BLACK = "#d73027", "#f0a202", "#1a9850", "#d9d9d9", "#111111"
@@ -88,9 +88,11 @@ def trend_svg(r):
                  'runs)</text>' % (left, height - 10))
     parts.append('<text x="%d" y="%d" font-size="12" fill="#777">configured results</text>'
                  % (left + 170, height - 10))
-    if any(b.get("used_share") is not None for b in buckets):
-        parts.append('<text x="%d" y="%d" font-size="12" fill="#1a9850">used (bytes, telemetry)</text>'
-                     % (left + 320, height - 10))
+    sources = sorted(set(b.get("used_source") or "telemetry" for b in buckets
+                         if b.get("used_share") is not None))
+    if sources:
+        parts.append('<text x="%d" y="%d" font-size="12" fill="#1a9850">used (bytes, %s)</text>'
+                     % (left + 320, height - 10, escape(", ".join(sources))))
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -187,6 +189,17 @@ def _bin(b):
     return "x%g+" % b["from"] if b["to"] is None else "x%g-%g" % (b["from"], b["to"])
 
 
+def _confidence(r):
+    """How sure the jumbo verdicts are: the counts, and the least sure paths."""
+    c = r.get("confidence")
+    if not c:
+        return ""
+    rows = confidence.html_rows(r)
+    return ('<h2 id="confidence">How sure the jumbo verdicts are</h2><p>%s</p>%s'
+            % (escape(confidence.headline(c)),
+               _table(confidence.HTML_HEADERS, rows) if rows else ""))
+
+
 def _table(headers, rows, row_class=None):
     out = ["<table><tr>%s</tr>" % "".join("<th>%s</th>" % escape(h) for h in headers)]
     for i, row in enumerate(rows):
@@ -251,10 +264,8 @@ def to_html(r):
                for b in r["blackholes"][:limit]]
     bh_more = ("<p>... and %d more (all of them in the JSON and CSV output).</p>"
                % (len(r["blackholes"]) - limit)) if len(r["blackholes"]) > limit else ""
-    culprit_rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"],
-                     ", ".join(c["sites"][:12]) + (" and %d more" % (len(c["sites"]) - 12)
-                                                   if len(c["sites"]) > 12 else ""),
-                     "; ".join(c["examples"])) for c in r["culprits"]]
+    culprit_rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"], culprit_owner(c),
+                     culprit_affected(c), "; ".join(c["examples"])) for c in r["culprits"]]
     site_rows = [(s["rank"], s["site"], s["hosts"], "/".join(str(m) for m in s["host_mtu"]),
                   "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
                   s["fails"], s["pmtud"], "%d (%s)%s" % (
@@ -289,11 +300,13 @@ def to_html(r):
         "<ul>%s</ul>" % "".join(status),
         _telemetry(r),
         _fireflies(r),
+        _confidence(r),
         '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
         _table(["source", "dest", "family", "source site", "dest site", "size vanishing", "hop", "hop IP",
                 "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
         '<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
-        _table(["hop", "failing paths", "black holes", "MTU", "sites", "examples"], culprit_rows)
+        _table(["hop", "failing paths", "black holes", "MTU", "owner", "affected sites",
+                "examples"], culprit_rows)
         if culprit_rows else "<p>No hop is shared by several failing paths.</p>",
         "<p>%s</p>" % escape(host_sentence(r)),
         '<h2 id="sites">Sites ranked by adoption unlocked if fixed</h2>',
@@ -303,7 +316,7 @@ def to_html(r):
         matrix_svg(r),
         '<h2 id="trend">Trend per %s: share of results (runs, not paths) that carried the target, '
         'with the DC26 and DC28 targets%s</h2>'
-        % (escape(r["trend"]["interval"]), " (whole mesh)" if r.get("site") else ""),
+        % (escape(r["trend"]["interval"]), " (site %s's hosts' results)" % escape(r["site"]) if r.get("site") else ""),
         trend_svg(r),
         '<h2 id="gains">Jumbo gain</h2>',
         "<p>%s</p>" % escape(" ".join(gain_text)),

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..core.mtu import DEFAULT_TARGET_MTU, is_jumbo
 from ..core.units import parse_time
-from . import change_list, held, sites
+from . import change_list, confidence, held, sites
 from .culprits import limiting_hosts, shared_culprits
 from .errors import NoData, ReportError
 from .formatting import share
@@ -101,6 +101,8 @@ def _build_all(queries, opts):
     side = ThreadPoolExecutor(max_workers=1)
     try:
         f_evidence = side.submit(queries.evidence, window, target)
+        # How sure each jumbo verdict is: the jumbo runs per path and their flows.
+        f_agreement = side.submit(queries.agreement, window, target)
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
 
@@ -126,7 +128,11 @@ def _build_all(queries, opts):
             return queries.trend(window, target, interval_of(first, last))
 
         f_hist = f_trend = None
-        if queries.history_self_contained(window):
+        if opts.site is not None:
+            # A site's page: its trend and changes over its own hosts' results, known once
+            # the latest results name them (below).
+            counted()
+        elif queries.history_self_contained(window):
             # The store can find the latest states itself: start the long pass right away.
             count, first, last, interval = counted()
             f_hist = pool.submit(queries.history, window, target, interval, opts.limit, opts.flap,
@@ -143,27 +149,33 @@ def _build_all(queries, opts):
         rows = {}
         for row in queries.latest(window, target):
             rows[(row.source, row.dest, row.ip_version)] = row
+        history_window = window
         if opts.site is not None:
-            rows = _site_rows(rows, opts.site, _site_lookup(opts.sites))
+            rows, hosts = _site_rows(rows, opts.site, _site_lookup(opts.sites))
+            history_window = store_queries.Window(window.since, window.until, hosts=hosts)
         if f_hist is None:
             count, first, last, interval = counted()
             latest_rows = list(rows.values())
             f_hist = pool.submit(lambda: queries.history(
-                window, target, interval, opts.limit, opts.flap, latest_rows,
+                history_window, target, interval, opts.limit, opts.flap, latest_rows,
                 trend=f_trend.result() if f_trend is not None else None))
         held_paths = held.hold(rows, f_evidence.result())
         return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain,
-                      held_paths)
+                      held_paths, f_agreement)
     finally:
         pool.shutdown(wait=True)
         side.shutdown(wait=True)
 
 
-def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, held_paths):
+def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, held_paths,
+           f_agreement):
     """The report dict, section by section in the order it shows them (the store's answers
     still running in `f_hist` and `f_gain` are waited for where their sections come)."""
     target = opts.target
     paths, host_mtu = _paths(rows, target, _site_lookup(opts.sites))
+    # Each path holds its row: the index by key (a tuple per path, ~80 MB for 718,800 paths)
+    # is not read again.
+    rows.clear()
     report = _headline(queries, opts, paths, host_mtu, (count, first, last))
     pairs = sites.cells(paths)
     site_names = sites.names(pairs)
@@ -176,6 +188,8 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min,
                                                                  host_mtu)
     report["limiting_hosts"] = limiting_hosts(paths, _host_sites(paths))
+    confidence.attach(paths, f_agreement.result())
+    report["confidence"] = confidence.summary(paths)
     changes = _add_trend(report, f_hist, held_paths, interval)
     measured, latency = f_gain.result()
     if opts.site is not None:
@@ -205,20 +219,24 @@ def _site_lookup(site_map):
 
 def _site_rows(rows, site, site_of):
     """The latest rows of the paths of one site (`--site`): those it is the source or the
-    dest of, so both directions of each of its paths are there. ReportError for a site the
-    store does not know."""
+    dest of, so both directions of each of its paths are there; and the site's own hosts (by
+    the names the results give them), whose results the trend counts. ReportError for a
+    site the store does not know."""
     mine = {}
     known = set()
+    hosts = set()
     for key, row in rows.items():
         ends = (site_of(row.source, row.source_ip, row.source_site),
                 site_of(row.dest, row.dest_ip, row.dest_site))
         known.update(ends)
         if site in ends:
             mine[key] = row
+            hosts.update(host for host, end in zip((row.source, row.dest), ends)
+                         if end == site and host)
     if not mine:
         raise ReportError("--site %s: no measured path has that site (known: %s)"
                           % (site, ", ".join(sorted(known)[:20]) or "none"))
-    return mine
+    return mine, hosts
 
 
 def _host_sites(paths):
@@ -238,12 +256,16 @@ def _paths(rows, target, site_of):
     # The reverse direction by the hosts' names, else by their addresses: pScheduler names a
     # single-participant run's source by the node's own name while the task names its dest
     # by address (a -> 198.18.1.1 and b -> 198.18.0.1 are one path's two directions).
-    by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r) for r in rows.values()
-                      if r.source_ip and r.dest_ip)
-    for key in sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0)):
+    # The address index is made only when a reverse is not found by name (a mesh whose
+    # paths all have their reverse by name never pays for a second index of every row).
+    by_address = None
+    for key in _key_order(rows):
         row = rows[key]
         rev = rows.get((row.dest, row.source, row.ip_version))
         if rev is None and row.source_ip and row.dest_ip:
+            if by_address is None:
+                by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r)
+                                  for r in rows.values() if r.source_ip and r.dest_ip)
             rev = by_address.get((row.dest_ip, row.source_ip, row.ip_version))
         path = _path(row, rev, target, site_of)
         prev = host_mtu.get(row.source)
@@ -251,6 +273,16 @@ def _paths(rows, target, site_of):
             host_mtu[row.source] = (row.start, row.local_mtu, path.source_site)
         paths.append(path)
     return paths, host_mtu
+
+
+def _key_order(rows):
+    """The keys of `rows` in (source, dest, ip_version) order, a missing value first. The keys
+    themselves are compared (no second tuple per path: ~46 MB for 718,800 paths); only when a
+    missing value meets a present one (which tuples cannot compare) with None read as ""/0."""
+    try:
+        return sorted(rows)
+    except TypeError:
+        return sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0))
 
 
 def _reverse(row, rev):
@@ -312,8 +344,8 @@ def _headline(queries, opts, paths, host_mtu, counted):
     report["window"] = {"since": window.since, "until": window.until, "first": first,
                         "last": last, "results": count}
     report["target_mtu"] = target
-    # A site's page (--site) counts its own paths; the trend and the result count stay the
-    # whole mesh's (the store aggregates them over every path).
+    # A site's page (--site) counts its own paths, and its trend its own hosts' results;
+    # the window's result count stays the whole mesh's.
     report["site"] = opts.site
     report["limit"] = opts.limit
     report["targets"] = collections.OrderedDict(TARGETS)
@@ -357,7 +389,8 @@ def _blackholes(paths, held_paths):
         if not p.blackhole:
             continue
         row = p.row
-        blackholes.append(collections.OrderedDict([
+        # A plain dict (ordered as well): half an OrderedDict's size, and there may be 50,000.
+        blackholes.append(dict([
             ("source", p.source), ("dest", p.dest), ("ip_version", p.ip_version),
             ("family", p.family), ("source_site", p.source_site), ("dest_site", p.dest_site),
             ("partial", p.partial), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),

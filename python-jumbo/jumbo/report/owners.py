@@ -155,6 +155,23 @@ def read_owners(path):
     return OwnerMap(entries, source=path)
 
 
+def hop_owner(ip, end_sites, owners=None):
+    """(site, basis, candidates, the owners file's entry or {}) of a hop: the owners file's
+    site where a prefix holds it; else the site at one end of every path through it (its
+    paths may start or end there: a site's firewall blocks inbound and outbound alike); the
+    two sites of a link when two are at the ends of every path (candidates); else transit.
+    `end_sites` is the set of sites at an end of every path through the hop."""
+    entry = owners.lookup(ip) if owners is not None else None
+    if entry and entry.get("site"):
+        return entry["site"], "owners file", [], entry
+    sites = sorted(end_sites or ())
+    if len(sites) == 1:
+        return sites[0], "every path through it starts or ends there", [], entry or {}
+    if len(sites) == 2:
+        return None, "link between two sites", sites, entry or {}
+    return None, "transit: no site is at an end of every path", [], entry or {}
+
+
 # -- reverse DNS ------------------------------------------------------------------------------
 
 _CACHE = {}

@@ -11,9 +11,9 @@ state of the report's own: `jumbo-one-way`, a path whose forward direction carri
 but whose reverse direction was never measured (no reflector answer, no result of the reverse
 path). It is not capable: a path is capable only when both directions were measured.
 
-How sure a `jumbo` verdict is against an ECMP member its flows missed is stated in
-docs/coordinator.md (the model (1 - 1/k) ** flows per run); the record does not carry it yet:
-the stores' latest rows hold no flow count (see that section).
+How sure a `jumbo` (or `jumbo-one-way`) verdict is: its jumbo runs in the window, the flows
+they were asked for and measured, the odds an ECMP member was missed and the word for it
+(confidence.py; None on paths that are not jumbo, "unknown" where a flow count was not stored).
 """
 
 import collections
@@ -23,7 +23,8 @@ FAMILY = {4: "IPv4", 6: "IPv6"}
 FIELDS = ("source", "dest", "ip_version", "family", "source_site", "dest_site", "state",
           "capable", "path_mtu", "reverse_path_mtu", "reverse_measured", "pmtud", "blackhole",
           "partial", "culprit_hop_ip", "culprit_hop_ttl", "culprit_kind", "limiting_host",
-          "limiting_host_mtu", "last_measured")
+          "limiting_host_mtu", "last_measured", "jumbo_runs", "flows_asked", "flows_measured",
+          "missed_member_odds", "confidence")
 
 
 def family(ip_version):
@@ -36,7 +37,7 @@ class PathRecord(object):
     __slots__ = ("source", "dest", "ip_version", "source_site", "dest_site", "start", "path_mtu",
                  "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
                  "reverse_blackhole", "capable", "state", "failing", "succeeded", "row",
-                 "culprit", "limiting_host")
+                 "culprit", "limiting_host", "confidence")
 
     def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu,
                  reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole,
@@ -65,6 +66,9 @@ class PathRecord(object):
         # the path, and (host, its interface MTU) when an end host's own MTU does.
         self.culprit = None
         self.limiting_host = None
+        # Filled by confidence.attach on jumbo paths: (jumbo runs, flows asked, flows
+        # measured, odds of a missed ECMP member, "high" | "low" | "unknown").
+        self.confidence = None
 
     def __getitem__(self, name):
         return getattr(self, name)
@@ -84,10 +88,11 @@ class PathRecord(object):
         """The record's values in FIELDS order."""
         c = self.culprit or (None, None, None, None)
         h = self.limiting_host or (None, None)
+        k = self.confidence or (None, None, None, None, None)
         return (self.source, self.dest, self.ip_version, family(self.ip_version), self.source_site,
                 self.dest_site, self.state, self.capable, self.path_mtu, self.reverse_path_mtu,
                 self.reverse_known, self.pmtud, self.blackhole, self.partial, c[1], c[2], c[0],
-                h[0], h[1], self.start)
+                h[0], h[1], self.start) + tuple(k)
 
     def as_dict(self):
         return collections.OrderedDict(zip(FIELDS, self.values()))

@@ -8,35 +8,54 @@ import io
 import json
 
 from ..core.mtu import STANDARD_MTU
-from . import actions_view, firefly_view, path_record, telemetry_view
+from . import actions_view, confidence, firefly_view, path_record, telemetry_view
 from .formatting import evidence, metric_rows, pct, share
 from .safe_output import csv_cell, text_line
 
 
 PATH_CHUNK = 2048
+HEADER_BATCH = 8192
 
 
 def to_json(report):
+    return "".join(json_pieces(report))
+
+
+def json_pieces(report):
+    """The JSON text of the report, piece by piece (joined: to_json): a writer streams them,
+    so that the text of the per-path list (most of the file: ~135 MB for 718,800 paths) is
+    never held whole, nor a second time."""
     # allow_nan=False: NaN and Infinity are not JSON; a report carrying one fails loudly
     # instead of writing a file no JSON reader takes (the inputs are bounded: telemetry.py)
     paths = report.get("paths")
     if not isinstance(paths, list):
-        return json.dumps(report, indent=2, sort_keys=False, default=_default,
-                          allow_nan=False) + "\n"
+        yield json.dumps(report, indent=2, sort_keys=False, default=_default,
+                         allow_nan=False) + "\n"
+        return
     # The per-path list (there may be 720,000 records) is columnar: `path_fields` names the
     # values of each row of `paths` (path_record.FIELDS). Arrays of values, encoded by the C
     # encoder a chunk of rows per line, cost far less than objects would: they are most of
     # the file (43 MB as objects for 90,000 paths).
-    text = json.dumps(dict_without(report, "paths"), indent=2, sort_keys=False, default=_default,
-                      allow_nan=False)
+    # The rest of the report, indented: json's indenting encoder is its Python one, whose
+    # pieces (millions for 50,000 black holes) are passed on a batch at a time, not joined
+    # whole (that list alone was ~150 MB). The object's closing "\n}" is cut: the paths follow.
+    encoder = json.JSONEncoder(indent=2, sort_keys=False, default=_default, allow_nan=False)
+    batch = []
+    for piece in encoder.iterencode(dict_without(report, "paths")):
+        batch.append(piece)
+        if len(batch) >= HEADER_BATCH:
+            yield "".join(batch[:-2])
+            del batch[:-2]
+    tail = "".join(batch)
     fields = path_record.FIELDS
-    chunks = []
+    yield '%s,\n  "path_fields": %s,\n  "paths": [\n    ' % (tail[:-2], json.dumps(list(fields)))
+    separator = ""
     for i in range(0, len(paths), PATH_CHUNK):     # a chunk at a time: bounded memory
         chunk = [_path_values(p, fields) for p in paths[i:i + PATH_CHUNK]]
-        chunks.append(json.dumps(chunk, default=_default, allow_nan=False,
-                                 separators=(",", ":"))[1:-1])
-    return '%s,\n  "path_fields": %s,\n  "paths": [\n    %s\n  ]\n}\n' % (
-        text[:-2], json.dumps(list(fields)), ",\n    ".join(chunks))
+        yield separator + json.dumps(chunk, default=_default, allow_nan=False,
+                                     separators=(",", ":"))[1:-1]
+        separator = ",\n    "
+    yield "\n  ]\n}\n"
 
 
 def _path_values(p, fields):
@@ -76,7 +95,8 @@ def _seen(b):
 
 def to_text(r):
     out = []
-    for section in (_title, actions_view.text, _headline, _blackholes, _culprits, _sites, _matrix, _trend, _gains):
+    for section in (_title, actions_view.text, _headline, confidence.text, _blackholes, _culprits,
+                    _sites, _matrix, _trend, _gains):
         out += section(r) + [""]
     out += _changes(r)
     if r.get("telemetry"):
@@ -151,15 +171,33 @@ def host_sentence(r):
             "%s%s" % (r["host_limited"], named, more))
 
 
+def culprit_owner(c):
+    """A culprit hop's owner as shown: its site, the two candidates of a link, or transit."""
+    if c["site"]:
+        return "%s (%s)" % (c["site"], c["owner_basis"])
+    if c["candidates"]:
+        return "%s (%s)" % (" or ".join(c["candidates"]), c["owner_basis"])
+    return c["owner_basis"]
+
+
+def culprit_affected(c):
+    """The other sites a culprit hop's failing paths touch: affected, not suspects."""
+    if not c["affected_sites"]:
+        return "no other site affected"
+    return "%d other site%s affected (%s%s)" % (
+        c["affected_site_count"], "" if c["affected_site_count"] == 1 else "s",
+        ", ".join(c["affected_sites"][:6]),
+        " and %d more" % (c["affected_site_count"] - 6) if c["affected_site_count"] > 6 else "")
+
+
 def _culprits(r):
     out = ["Likely culprits: hops shared by failing paths (%d)" % len(r["culprits"])]
     for c in r["culprits"]:
         what = "black hole on %d paths" % c["blackholes"] if c["blackholes"] else ""
         if c["mtu"] is not None:
             what = ("%s, " % what if what else "") + "MTU %d" % c["mtu"]
-        sites = ", ".join(c["sites"][:6]) + (" and %d more" % (len(c["sites"]) - 6)
-                                              if len(c["sites"]) > 6 else "")
-        out.append("  %-18s %4d failing paths  %s  sites: %s" % (c["hop_ip"], c["paths"], what, sites))
+        out.append("  %-18s %4d failing paths  %s  owner: %s; %s" % (
+            c["hop_ip"], c["paths"], what, culprit_owner(c), culprit_affected(c)))
     if r["host_limited"]:
         out.append("  " + host_sentence(r))
     return out
@@ -202,16 +240,23 @@ def _matrix(r):
     return out
 
 
+def _used_in_bucket(b):
+    """'; used 64.3% of bytes (fireflies)': a bucket's used share where a source gave one."""
+    if b.get("used_share") is None:
+        return ""
+    return "; used %s of bytes (%s)" % (pct(b["used_share"]), b.get("used_source") or "telemetry")
+
+
 def _trend(r):
     t = r["trend"]
     out = ["Trend per %s: share of results (runs, not paths) that carried the target (DC26 50%%, "
-           "DC28 99%%)%s" % (t["interval"], ", whole mesh" if r.get("site") else "")]
+           "DC28 99%%)%s" % (t["interval"], ", site %s's hosts' results" % r["site"] if r.get("site") else "")]
     for b in t["buckets"]:
         bar = "#" * int(round(40 * (b["jumbo_results_share"] or 0)))
-        out.append("  %s %7s %-40s %d results, %d black-hole results%s"
+        out.append("  %s %7s %-40s %d results, %d black-hole results%s%s"
                    % (b["bucket"], pct(b["jumbo_results_share"]), bar, b["results"],
                       b["blackhole_results"], ", %d undecided" % b["unknown_results"]
-                      if b["unknown_results"] else ""))
+                      if b["unknown_results"] else "", _used_in_bucket(b)))
     return out
 
 
@@ -295,6 +340,8 @@ def rows(r):
         yield row
     for row in actions_view.rows(r):
         yield row
+    for row in confidence.csv_rows(r):
+        yield row
     for s in r["status"]:
         yield ("target", s["target"], "goal", s["goal"])
         yield ("target", s["target"], "paths_met", s["paths_met"])
@@ -309,6 +356,8 @@ def rows(r):
         yield ("culprit", c["hop_ip"], "paths", c["paths"])
         yield ("culprit", c["hop_ip"], "blackholes", c["blackholes"])
         yield ("culprit", c["hop_ip"], "mtu", c["mtu"])
+        yield ("culprit", c["hop_ip"], "site", c["site"])
+        yield ("culprit", c["hop_ip"], "affected_site_count", c["affected_site_count"])
     for h in r["limiting_hosts"]:
         item = "%s %s" % (h["host"], h["family"])
         for k in ("site", "interface_mtu", "paths"):
@@ -326,6 +375,9 @@ def rows(r):
     for b in r["trend"]["buckets"]:
         for k in TREND_KEYS:
             yield ("trend", b["bucket"], k, b[k])
+        if b.get("used_share") is not None:
+            yield ("trend", b["bucket"], "used_share", b["used_share"])
+            yield ("trend", b["bucket"], "used_source", b.get("used_source") or "telemetry")
     for name in ("gains", "expected_gains"):
         summary = r[name]["summary"] or {}
         yield (name, "mesh", "paths", r[name]["paths"])

@@ -61,12 +61,18 @@ def csv_cell(text):
 
 
 def write_atomic(path, text):
+    """`text` (a string, or an iterable of strings written one after another) into `path`,
+    whole or not at all."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, temp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".tmp",
                                 dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                for piece in text:
+                    handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
         umask = os.umask(0)

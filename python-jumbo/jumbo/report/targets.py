@@ -2,7 +2,8 @@
 
 The targets are shares of traffic (50 % on jumbo frames by DC26, 99 % by DC28:
 ../shared/reference/jumbo-context.md). Each is measured in the count it is defined on when the
-report has it: bytes (telemetry or the volume matrix), the distance in bytes to carry on
+report has it: bytes (telemetry, the fireflies' bytes with a known MSS, or the volume
+matrix), the distance in bytes to carry on
 jumbo frames (per week when the bytes were counted over a known period: telemetry). Without
 traffic the only count is paths: the distance is the paths to make capable both ways, and the
 entry says it is the path count standing in for traffic.
@@ -69,14 +70,25 @@ def slope_per_day(points):
     return sum((x - mx) * (y - my) for x, y in pts) / den
 
 
+def _period_days(start, end):
+    start, end = _seconds(start), _seconds(end)
+    return (end - start) / 86400.0 if start is not None and end is not None and end > start \
+        else None
+
+
 def _traffic(report):
-    """(bytes, jumbo bytes, period in days or None, source) of the report's traffic, or None."""
+    """(bytes, jumbo bytes, period in days or None, source) of the report's traffic, or None:
+    the bytes `used` was counted on (the fireflies' are those with a known MSS, as their
+    used share is; the bytes with none are stated in the fireflies section)."""
+    ff = report.get("fireflies") or {}
+    if report.get("used") is not None and report.get("used_source") == "fireflies" \
+            and (ff.get("jumbo_bytes") or 0) + (ff.get("standard_bytes") or 0) > 0:
+        return (ff["jumbo_bytes"] + ff["standard_bytes"], ff["jumbo_bytes"],
+                _period_days(ff.get("from"), ff.get("to")), "fireflies, bytes with a known MSS")
     tel = report.get("telemetry") or {}
     if report.get("used") is not None and tel.get("bytes"):
-        start, end = _seconds(tel.get("from")), _seconds(tel.get("to"))
-        days = (end - start) / 86400.0 if start is not None and end is not None and end > start \
-            else None
-        return tel["bytes"], tel["jumbo_bytes"], days, report.get("used_source") or "telemetry"
+        return (tel["bytes"], tel["jumbo_bytes"], _period_days(tel.get("from"), tel.get("to")),
+                report.get("used_source") or "telemetry")
     t = report.get("traffic") or {}
     if report.get("used") is not None and t.get("measured_bytes"):
         return t["measured_bytes"], t["capable_bytes"], None, "volume matrix"

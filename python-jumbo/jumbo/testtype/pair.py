@@ -6,7 +6,7 @@ slot the tool asks for. A path-MTU probe is a few dozen packets and belongs in t
 only for as long as they run. So the legs are this test, run by the same jumbocheck tool.
 
 What a run does (jumbo.tool.runner with jumbo.tool.throughput): the source (p0, the lead) measures the
-path MTU first (one flow, bounded by PATH_MTU_BUDGET), which decides the jumbo leg's size (a
+path MTU first (one flow, bounded by jumbo.core.spec.slot.PATH_MTU_BUDGET), which decides the jumbo leg's size (a
 path that cannot carry 9000 is tested at its path MTU, one at 1500 gets no jumbo leg), then
 runs the iperf3 clients against the dest's (p1) server in ABBA order with the MSS verified on
 the wire; the result carries the gain with its noise estimate and the Mathis ceilings.
@@ -20,25 +20,33 @@ jumbo.core.result.PairResult, assembled and merged by the tool, jumbo.tool.pair_
     validate(spec), require_valid(spec)
     participants(spec)            -> {"participants": [lead|null, dest-node|dest]}
     cli_to_spec(argv), spec_to_cli(spec)
-    internal_spec(spec)           -> the pmtu-shaped spec the runner and jumbo.tool.throughput use
     result_text, result_html, spec_text, spec_html, verdict(result)
 """
 
 from . import spec as specs
-from .render import (html_page, integer, number, pairs_html, pairs_text, show, strip_private,
-                     tables, text_page, throughput_pairs)
+from .render import (html_page, integer, number, pairs_html, pairs_text, runs_tables, show,
+                     strip_private, text_page, throughput_pairs)
+from .. import probe
 from ..core import schema as schemas
 from ..core import units
 from ..core import validate as validation
-from ..core.spec import (HOST_KEYS, LEG_KEYS, PAIR_DEFAULTS as DEFAULTS,  # noqa: F401
-                         internal_spec, pair_with_defaults as with_defaults)
-from ..tool.runner import SLOT_FIELDS, validate_pair as validate  # noqa: F401
+from ..core.result.pair import PairResult
+from .values import as_dict
+from ..core.spec.pair import PAIR_DEFAULTS as DEFAULTS, pair_with_defaults as with_defaults
+from ..core.spec.pair import validate_pair
 
 TEST = schemas.PAIR_TEST
 
 
 # ------------------------------------------------------------------------------------------
-# Spec (defaults, validation and the internal spec: jumbo.core.spec; the slot: jumbo.tool.runner)
+# Spec (defaults, validation, the internal spec and the slot rule: jumbo.core.spec)
+
+def validate(spec):
+    """Full validation of a jumbo-throughput spec: (True, None) or (False, "At /field: ...").
+    The last check is the slot rule (jumbo.core.spec.slot): the exclusive slot the run
+    reserves, with the probe's bound for its path-MTU step, against the node's limit."""
+    return validate_pair(spec, probe.max_duration)
+
 
 def require_valid(spec):
     return validation.require_valid(spec, validate)
@@ -160,19 +168,27 @@ def spec_to_cli(spec):
 # ------------------------------------------------------------------------------------------
 # Result (assembled and merged by jumbo.tool.pair_result): text, HTML, the verdict line
 
+def pair_result(value):
+    """A jumbo-throughput result as its typed object, read once at the door (result-format's
+    JSON), its `_`-prefixed members left out; a PairResult is taken as it is."""
+    if isinstance(value, PairResult):
+        return value
+    return PairResult.from_json(strip_private(as_dict(value)))
+
+
 def verdict(result):
     """One line: the gain (with noise) or why there is none, and the path MTU it ran at."""
-    result = result if isinstance(result, dict) else {}
-    if result.get("succeeded") is False:
-        return "Run failed: %s" % (result.get("error") or "no reason given")
-    what = result.get("verdict")
-    gain = number(result.get("gain"))
-    noise = number(result.get("gain-noise"))
-    size = integer(result.get("jumbo-mtu"))
+    result = pair_result(result)
+    if result.succeeded is False:
+        return "Run failed: %s" % (result.error or "no reason given")
+    what = result.verdict
+    gain = number(result.gain)
+    noise = number(result.gain_noise)
+    size = integer(result.jumbo_mtu)
     if what == "blackhole":
         line = "Jumbo legs stalled while 1500 flowed: black hole at MTU %s" % (size or "?")
     elif what == "skipped":
-        line = "No jumbo leg: %s" % (result.get("skipped") or "path MTU not above 1500")
+        line = "No jumbo leg: %s" % (result.skipped or "path MTU not above 1500")
     elif gain is not None:
         line = "Jumbo (MTU %s) throughput x%.2f%s: %s" % (
             size or "?", gain, " +/- %.2f" % noise if noise is not None else "",
@@ -180,35 +196,35 @@ def verdict(result):
              "no-difference": "no difference beyond the noise"}.get(what, what))
     else:
         line = "Throughput verdict: %s" % (what or "unknown")
-    path = integer(result.get("path-mtu"))
+    path = integer(result.path_mtu)
     line += "; path MTU %s" % (path if path is not None else "unknown")
     return line
 
 
 def _pairs(spec, result):
-    pairs = [("Destination", result.get("dest-ip") or spec.get("dest")),
-             ("IP version", result.get("ip-version") or spec.get("ip-version")),
-             ("Path MTU", result.get("path-mtu")),
-             ("Local MTU", result.get("local-mtu")),
-             ("PMTUD", result.get("pmtud"))]
-    if result.get("path-mtu-error"):
-        pairs.append(("Path MTU not measured", result["path-mtu-error"]))
+    pairs = [("Destination", result.dest_ip or spec.get("dest")),
+             ("IP version", result.ip_version or spec.get("ip-version")),
+             ("Path MTU", result.path_mtu),
+             ("Local MTU", result.local_mtu),
+             ("PMTUD", result.pmtud)]
+    if result.path_mtu_error:
+        pairs.append(("Path MTU not measured", result.path_mtu_error))
     pairs = [(label, show(value)) for label, value in pairs if value is not None]
     # The same lines as a pmtu result's throughput phase (render owns their wording).
-    pairs += throughput_pairs({"throughput": result})
-    for note in result.get("notes") or []:
+    pairs += throughput_pairs(result)
+    for note in result.notes if isinstance(result.notes, list) else []:
         pairs.append(("Note", show(note)))
     return pairs
 
 
 def result_text(spec, result):
-    spec, result = strip_private(spec or {}), strip_private(result or {})
-    return text_page(verdict(result), _pairs(spec, result), tables({"throughput": result}), result)
+    spec, result = strip_private(as_dict(spec)), pair_result(result)
+    return text_page(verdict(result), _pairs(spec, result), runs_tables(result), result)
 
 
 def result_html(spec, result):
-    spec, result = strip_private(spec or {}), strip_private(result or {})
-    return html_page(verdict(result), _pairs(spec, result), tables({"throughput": result}), result)
+    spec, result = strip_private(as_dict(spec)), pair_result(result)
+    return html_page(verdict(result), _pairs(spec, result), runs_tables(result), result)
 
 
 def _spec_pairs(spec):

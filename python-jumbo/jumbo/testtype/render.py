@@ -17,10 +17,12 @@ What jumbo.testtype.pair (the jumbo-throughput test) renders with the same wordi
 
 import html
 
-from . import spec as specs
 from ..core import schema as schemas
 from ..core.mtu import is_jumbo
-from .values import as_dict as _obj, bits as _bits, dicts as _list, percent as _percent
+from ..core.result.pmtu import Blackhole, Flow, Hop, PmtuResult, Ptb
+from ..core.result.pair import Leg, PairResult, Throughput
+from ..core.spec.typed import with_defaults
+from .values import as_dict as _obj, bits as _bits, percent as _percent
 from .values import integer, number, rtt_ms as _rtt, show
 
 
@@ -34,17 +36,31 @@ def strip_private(value):
     return value
 
 
+def pmtu_result(value):
+    """A pmtu result as its typed object, read once at the door (result-format's JSON, a
+    stored result), its `_`-prefixed members left out; a PmtuResult is taken as it is. A
+    member of a shape the schema would refuse reads as missing below (values.py)."""
+    if isinstance(value, PmtuResult):
+        return value
+    return PmtuResult.from_json(strip_private(_obj(value)))
+
+
+def _parts(value, kind):
+    """The items of a list member that are parts of `kind` (others read as missing)."""
+    return [item for item in value if isinstance(item, kind)] if isinstance(value, list) else []
+
+
 # ------------------------------------------------------------------------------------------
 # The verdict: the headline (the path MTU against the target), what the PMTUD state and the
 # black hole add to it, then the notes (flows, reverse path, throughput). Whether the path is
 # jumbo is core.mtu.is_jumbo's answer, never worked out here.
 
 def _flows_note(result):
-    flows = _list(result.get("flows"))
+    flows = _parts(result.flows, Flow)
     if len(flows) < 2:
         return None
-    mtus = [integer(flow.get("path-mtu")) for flow in flows]
-    holes = [flow for flow in flows if flow.get("pmtud") == "blackhole"]
+    mtus = [integer(flow.path_mtu) for flow in flows]
+    holes = [flow for flow in flows if flow.pmtud == "blackhole"]
     if len(set(mtus)) > 1 or 0 < len(holes) < len(flows):
         if holes:
             return "%d of %d flows black-holed (ECMP)" % (len(holes), len(flows))
@@ -56,13 +72,13 @@ def _flows_note(result):
 
 def _undecided(result, target):
     """The verdict of a run that left flows unmeasured, its path MTU reaching the target."""
-    flows = _list(result.get("flows"))
+    flows = _parts(result.flows, Flow)
     if not flows:
         return "Path MTU not decided: %d carried, flows left unmeasured; PMTUD unknown" % target
-    missing = sum(1 for flow in flows if flow.get("pmtud") == "unknown"
-                  or integer(flow.get("path-mtu")) is None)
-    carried = sum(1 for flow in flows if flow.get("pmtud") != "blackhole"
-                  and is_jumbo(integer(flow.get("path-mtu")), target, flow.get("pmtud")))
+    missing = sum(1 for flow in flows if flow.pmtud == "unknown"
+                  or integer(flow.path_mtu) is None)
+    carried = sum(1 for flow in flows if flow.pmtud != "blackhole"
+                  and is_jumbo(integer(flow.path_mtu), target, flow.pmtud))
     return ("Path MTU not decided: %d of %d flows carried %d, %d not measured (run cut short); "
             "PMTUD unknown" % (carried, len(flows), target, missing))
 
@@ -83,30 +99,29 @@ def _headline(path, target, jumbo, pmtud):
 def _hop_words(result, ttl, ip=None):
     """"hop N (address)", the address from the result's hop table when not given."""
     if ip is None:
-        ip = next((h.get("ip") for h in _list(result.get("hops"))
-                   if isinstance(h, dict) and integer(h.get("ttl")) == ttl), None)
+        ip = next((h.ip for h in _parts(result.hops, Hop) if integer(h.ttl) == ttl), None)
     return "hop %d (%s)" % (ttl, ip) if isinstance(ip, str) and ip else "hop %d" % ttl
 
 
 def hole_position(result):
     """Where big packets vanish, in an operator's words: the blackhole's `ttl` is the last
     hop they reach (0: none), so the hole is on the link between it and the next hop."""
-    hole = _obj(result.get("blackhole"))
-    ttl = integer(hole.get("ttl"))
+    hole = result.blackhole if isinstance(result.blackhole, Blackhole) else Blackhole()
+    ttl = integer(hole.ttl)
     if ttl is None or ttl < 0:
         return None
-    before = "this host" if ttl == 0 else _hop_words(result, ttl, hole.get("ip"))
+    before = "this host" if ttl == 0 else _hop_words(result, ttl, hole.ip)
     return "between %s and %s" % (before, _hop_words(result, ttl + 1))
 
 
 def _where_it_vanishes(result, path, target):
     """A forward black hole: the hop, and the sizes that vanish."""
-    hole = _obj(result.get("blackhole"))
+    hole = result.blackhole if isinstance(result.blackhole, Blackhole) else Blackhole()
     where = "black hole"
     position = hole_position(result)
     if position:
         where += " " + position
-    top = integer(result.get("local-mtu")) or target or integer(hole.get("size"))
+    top = integer(result.local_mtu) or target or integer(hole.size)
     if top is not None and top > path:
         return where + ", %d-%d byte packets vanish" % (path + 1, top)
     return where + ", larger packets vanish"
@@ -116,8 +131,7 @@ def _not_jumbo(result, pmtud):
     """A path below the target: what PMTUD does about it."""
     line = "not jumbo"
     if pmtud == "ok":
-        senders = [p.get("from") for p in _list(result.get("ptb"))
-                   if p.get("useful") and p.get("from")]
+        senders = [p.sender for p in _parts(result.ptb, Ptb) if p.useful and p.sender]
         line += ", PMTUD works"
         if senders:
             line += " (too-big from %s)" % senders[0]
@@ -146,17 +160,18 @@ def _notes(result, path, undecided):
     flows = None if undecided else _flows_note(result)
     if flows:
         notes.append(flows)
-    unmeasured = integer(result.get("flows-not-measured"))
+    unmeasured = integer(result.flows_not_measured)
     if unmeasured:
         # Asked for, never probed (the dest's ICMP budget): they cleared nothing.
         notes.append("%d of %d flows not measured (the dest's ICMP rate limit)"
-                     % (unmeasured, unmeasured + len(_list(result.get("flows")))))
-    reverse = integer(result.get("reverse-path-mtu"))
+                     % (unmeasured, unmeasured + len(_parts(result.flows, Flow))))
+    reverse = integer(result.reverse_path_mtu)
     if reverse is not None and reverse != path:
         notes.append("reverse path MTU %d" % reverse)
-    elif result.get("reverse-pmtud") == "blackhole":
+    elif result.reverse_pmtud == "blackhole":
         notes.append("reverse path has a black hole")
-    gain = number(_obj(result.get("throughput")).get("gain"))
+    phase = result.throughput
+    gain = number(phase.gain) if isinstance(phase, Throughput) else None
     if gain is not None:
         notes.append("jumbo throughput x%.2f" % gain)
     return notes
@@ -164,13 +179,13 @@ def _notes(result, path, undecided):
 
 def verdict(result):
     """One line: the path MTU against the target, the PMTUD state, where big packets vanish."""
-    result = _obj(result)
-    if result.get("succeeded") is False:
-        error = result.get("error")
+    result = pmtu_result(result)
+    if result.succeeded is False:
+        error = result.error
         return "Run failed: %s" % (error if isinstance(error, str) and error else "no reason given")
-    path = integer(result.get("path-mtu"))
-    target = integer(result.get("target-mtu"))
-    pmtud = result.get("pmtud")
+    path = integer(result.path_mtu)
+    target = integer(result.target_mtu)
+    pmtud = result.pmtud
     jumbo = _jumbo(path, target, pmtud)
     # Undecided (jumbo.archive.path_state's `unknown`, never jumbo): the path MTU reaches the
     # target but flows were left unmeasured, and they may be the ones a partial black hole eats.
@@ -200,65 +215,67 @@ def _elapsed(seconds):
 
 def _summary(spec, result):
     pairs = [
-        ("Destination", result.get("dest-ip") or spec.get("dest")),
-        ("IP version", result.get("ip-version") or spec.get("ip-version")),
-        ("Path MTU", result.get("path-mtu")),
-        ("Local MTU", result.get("local-mtu")),
-        ("Target MTU", result.get("target-mtu") or spec.get("target-mtu")),
-        ("Jumbo", result.get("jumbo")),
-        ("PMTUD", result.get("pmtud")),
-        ("Method", result.get("method")),
+        ("Destination", result.dest_ip or spec.get("dest")),
+        ("IP version", result.ip_version or spec.get("ip-version")),
+        ("Path MTU", result.path_mtu),
+        ("Local MTU", result.local_mtu),
+        ("Target MTU", result.target_mtu or spec.get("target-mtu")),
+        ("Jumbo", result.jumbo),
+        ("PMTUD", result.pmtud),
+        ("Method", result.method),
     ]
-    hole = result.get("blackhole")
-    if isinstance(hole, dict):
+    if isinstance(result.blackhole, Blackhole):
         pairs.append(("Black hole", "%s, packets of %s bytes vanish" % (
-            hole_position(result) or "position unknown", show(hole.get("size")))))
-    if "reverse-path-mtu" in result or "reverse-pmtud" in result:
-        pairs.append(("Reverse path MTU", result.get("reverse-path-mtu")))
-        pairs.append(("Reverse PMTUD", result.get("reverse-pmtud")))
-    ptb = _list(result.get("ptb"))
+            hole_position(result) or "position unknown", show(result.blackhole.size))))
+    if result.has("reverse_path_mtu") or result.has("reverse_pmtud"):
+        pairs.append(("Reverse path MTU", result.reverse_path_mtu))
+        pairs.append(("Reverse PMTUD", result.reverse_pmtud))
+    ptb = _parts(result.ptb, Ptb)
     if ptb:
         pairs.append(("Too-big messages", ", ".join(
-            "%s (MTU %s%s)" % (show(p.get("from")), show(p.get("mtu")),
-                               "" if p.get("useful", True) else ", ignored") for p in ptb)))
-    if "probes" in result:
-        pairs.append(("Probes sent", result.get("probes")))
-    if number(result.get("elapsed")) is not None:
-        pairs.append(("Elapsed", _elapsed(result["elapsed"])))
-    if result.get("rtt") is not None:
-        pairs.append(("Round trip", _rtt(result.get("rtt"))))
+            "%s (MTU %s%s)" % (show(p.sender), show(p.mtu),
+                               "" if p.useful or not p.has("useful") else ", ignored")
+            for p in ptb)))
+    if result.has("probes"):
+        pairs.append(("Probes sent", result.probes))
+    if number(result.elapsed) is not None:
+        pairs.append(("Elapsed", _elapsed(result.elapsed)))
+    if result.rtt is not None:
+        pairs.append(("Round trip", _rtt(result.rtt)))
     return [(label, show(value)) for label, value in pairs if value is not None]
 
 
 def tables(result):
-    """The detail tables of a result: [(title, header, rows)] for its flows, hops and
+    """The detail tables of a pmtu result: [(title, header, rows)] for its flows, hops and
     throughput runs (each only when present)."""
     out = []
-    flows = _list(result.get("flows"))
+    flows = _parts(result.flows, Flow)
     if flows:
         out.append(("Flows", ["Flow", "Source port", "Flow label", "Path MTU", "PMTUD"], [
-            [show(f.get("flow", i)), show(f.get("source-port")), show(f.get("flow-label")),
-             show(f.get("path-mtu")), show(f.get("pmtud"))] for i, f in enumerate(flows)]))
-    hops = _list(result.get("hops"))
+            [show(i if f.flow is None and not f.has("flow") else f.flow), show(f.source_port),
+             show(f.flow_label), show(f.path_mtu), show(f.pmtud)] for i, f in enumerate(flows)]))
+    hops = _parts(result.hops, Hop)
     if hops:
         out.append(("Hops", ["TTL", "Address", "MTU", "RTT"], [
-            [show(h.get("ttl")), show(h.get("ip")), show(h.get("mtu")), _rtt(h.get("rtt"))]
-            for h in hops]))
-    phase = result.get("throughput")
-    if isinstance(phase, dict):
-        runs = _list(phase.get("runs"))
-        if runs:
-            out.append(("Throughput runs", [
-                "#", "Direction", "MTU", "MSS", "Seen MSS", "Throughput", "Retransmits",
-                "CPU send", "CPU recv", "RTT", "OK"], [
-                [show(r.get("order")), show(r.get("direction")), show(r.get("mtu")),
-                 show(r.get("mss")), show(r.get("observed-mss")), _bits(r.get("throughput")),
-                 show(r.get("retransmits")), _percent(r.get("cpu-sender")),
-                 _percent(r.get("cpu-receiver")), _rtt(r.get("rtt")),
-                 show(r.get("succeeded")) if r.get("error") is None
-                 else "no: %s" % r.get("error")]
-                for r in runs]))
-    return out
+            [show(h.ttl), show(h.ip), show(h.mtu), _rtt(h.rtt)] for h in hops]))
+    return out + runs_tables(result.throughput)
+
+
+def runs_tables(phase):
+    """The throughput runs' table of a phase (a Throughput, or a PairResult: its legs at its
+    top level), or none."""
+    runs = _parts(getattr(phase, "runs", None), Leg) if isinstance(phase, (Throughput, PairResult)) \
+        else []
+    if not runs:
+        return []
+    return [("Throughput runs", [
+        "#", "Direction", "MTU", "MSS", "Seen MSS", "Throughput", "Retransmits",
+        "CPU send", "CPU recv", "RTT", "OK"], [
+        [show(r.order), show(r.direction), show(r.mtu), show(r.mss), show(r.observed_mss),
+         _bits(r.throughput), show(r.retransmits), _percent(r.cpu_sender),
+         _percent(r.cpu_receiver), _rtt(r.rtt),
+         show(r.succeeded) if r.error is None else "no: %s" % r.error]
+        for r in runs])]
 
 
 def _ceiling(size):
@@ -269,16 +286,16 @@ def _ceiling(size):
     return size
 
 
-def throughput_pairs(result):
-    """[(label, text)] of a result's throughput phase (none without one)."""
-    phase = result.get("throughput")
-    if not isinstance(phase, dict):
+def throughput_pairs(phase):
+    """[(label, text)] of a throughput phase (a Throughput, or a PairResult: its legs' members
+    at its top level); none without one."""
+    if not isinstance(phase, (Throughput, PairResult)):
         return []
     pairs = []
-    if phase.get("skipped"):
-        pairs.append(("Throughput phase", "skipped: %s" % show(phase.get("skipped"))))
-    for key, label in (("standard", "Standard MTU"), ("jumbo", "Jumbo MTU")):
-        agg = _obj(phase.get(key))
+    if phase.skipped:
+        pairs.append(("Throughput phase", "skipped: %s" % show(phase.skipped)))
+    for agg, label in ((phase.standard, "Standard MTU"), (phase.jumbo, "Jumbo MTU")):
+        agg = _obj(agg)
         if agg:
             text = "mean %s" % _bits(agg.get("mean"))
             if number(agg.get("stdev")) is not None:
@@ -286,27 +303,28 @@ def throughput_pairs(result):
             if agg.get("runs") is not None:
                 text += ", %s runs" % show(agg.get("runs"))
             pairs.append((label, text))
-    gain = number(phase.get("gain"))
+    gain = number(phase.gain)
     if gain is not None:
         text = "x%.2f" % gain
-        noise = number(phase.get("gain-noise"))
+        noise = number(phase.gain_noise)
         if noise is not None:
             text += " (+/- %.2f)" % noise
         pairs.append(("Gain (jumbo / standard)", text))
-    mathis = _obj(phase.get("mathis"))
+    mathis = _obj(phase.mathis)
     if mathis:
         pairs.append(("Mathis ceiling", "standard %s, jumbo %s" % (
             _bits(_ceiling(mathis.get("standard"))), _bits(_ceiling(mathis.get("jumbo"))))))
-    if phase.get("verdict") is not None:
-        pairs.append(("Throughput verdict", show(phase.get("verdict"))))
+    if phase.verdict is not None:
+        pairs.append(("Throughput verdict", show(phase.verdict)))
     return pairs
 
 
 def _inputs(spec, result):
+    """The spec's JSON and the result, typed once (pmtu_result)."""
     spec = strip_private(_obj(spec))
-    result = strip_private(_obj(result))
-    if result.get("target-mtu") is None and integer(spec.get("target-mtu", 0)) is not None:
-        result["target-mtu"] = specs.with_defaults(spec)["target-mtu"]
+    result = pmtu_result(result)
+    if result.target_mtu is None and integer(spec.get("target-mtu", 0)) is not None:
+        result.target_mtu = with_defaults(spec)["target-mtu"]
     return spec, result
 
 
@@ -333,8 +351,8 @@ def text_page(line, pairs, tables_, result):
     lines = [line, ""] + _aligned(pairs)
     for title, header, rows in tables_:
         lines += ["", title + ":"] + ["  " + row for row in _text_table(header, rows)]
-    if result.get("succeeded") is False and result.get("diags"):
-        lines += ["", "Diagnostics:", str(result["diags"])]
+    if result.succeeded is False and result.diags:
+        lines += ["", "Diagnostics:", str(result.diags)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -346,8 +364,8 @@ def pairs_text(pairs):
 def result_text(spec, result):
     """Plain text: the verdict line, then the summary, tables and throughput."""
     spec, result = _inputs(spec, result)
-    return text_page(verdict(result), _summary(spec, result) + throughput_pairs(result),
-                     tables(result), result)
+    return text_page(verdict(result), _summary(spec, result)
+                     + throughput_pairs(result.throughput), tables(result), result)
 
 
 # spec-format's order: the hosts, the sizes, what the run measures. Any other field of the
@@ -357,7 +375,7 @@ SPEC_ORDER = ("source", "source-node", "dest", "dest-node", "ip-version", "targe
 
 
 def _spec_pairs(spec):
-    full = specs.with_defaults(spec)
+    full = with_defaults(spec)
     pairs = []
     properties = schemas.SPEC_VERSIONS[schemas.MAX_SPEC_SCHEMA]["properties"]
     for key in SPEC_ORDER + tuple(sorted(set(properties) - set(SPEC_ORDER) - {"schema"})):
@@ -394,15 +412,15 @@ def html_page(line, pairs, tables_, result):
     """text_page's content as an HTML fragment."""
     parts = ["<p><b>%s</b></p>" % _escape(line), pairs_html(pairs)]
     parts += [_html_table(*table) for table in tables_]
-    if result.get("succeeded") is False and result.get("diags"):
-        parts.append("<pre>%s</pre>" % _escape(result["diags"]))
+    if result.succeeded is False and result.diags:
+        parts.append("<pre>%s</pre>" % _escape(result.diags))
     return "\n".join(parts) + "\n"
 
 
 def result_html(spec, result):
     spec, result = _inputs(spec, result)
-    return html_page(verdict(result), _summary(spec, result) + throughput_pairs(result),
-                     tables(result), result)
+    return html_page(verdict(result), _summary(spec, result)
+                     + throughput_pairs(result.throughput), tables(result), result)
 
 
 def spec_html(spec):

@@ -19,10 +19,8 @@ import optparse
 from ..core import mtu as mtus
 from ..core import schema as schemas
 from ..core.errors import JumboError
-from ..core.spec import (DEFAULTS, MOVED_TO_PAIR_TEST, THROUGHPUT_DEFAULTS,  # noqa: F401
-                         THROUGHPUT_DURATION_MAX, THROUGHPUT_DURATION_MIN, THROUGHPUT_OMIT_MAX,
-                         TIMEOUT_MAX, address_family, effective_ip_version, require_valid,
-                         semantic_problem, validate, with_defaults)
+from ..core.spec.checks import MOVED_TO_PAIR_TEST, require_valid, validate
+from ..core.spec.typed import DEFAULTS
 from ..core.units import duration_seconds, seconds_to_duration
 
 # ------------------------------------------------------------------------------------------

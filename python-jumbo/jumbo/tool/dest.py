@@ -54,13 +54,8 @@ def run_dest(run):
     port = server.port
     deadline = run.end - DEST_EXIT_MARGIN
     iperf = {}
-    thread = None
-    access_notes = []
     try:
-        if run.full.is_pair:
-            access, access_notes = iperf_access(run, secret.decode("ascii"))
-            thread = _iperf_server(run, data.get("iperf3-port"), deadline, access,
-                                   access_notes, iperf)
+        thread, access_notes = run.kind.serve_legs(run, data, secret, deadline, iperf)
         # The reflector answers from now on (a little before start is harmless, and covers
         # clock skew) until p0 says it is done or the slot ends.
         server.serve(time.monotonic() + (deadline - time.time()))
@@ -69,6 +64,14 @@ def run_dest(run):
     finally:
         server.close()
     return _output(server.report(), iperf.get("result"), thread, access_notes, port)
+
+
+def serve_legs(run, data, secret, deadline, iperf):
+    """A jumbo-throughput run's iperf3 server, from the slot's start: (thread, notes on what
+    its access leaves open); its result lands in iperf["result"]."""
+    access, access_notes = iperf_access(run, secret.decode("ascii"))
+    thread = _iperf_server(run, data.get("iperf3-port"), deadline, access, access_notes, iperf)
+    return thread, access_notes
 
 
 def _iperf_server(run, port, deadline, access, access_notes, iperf):

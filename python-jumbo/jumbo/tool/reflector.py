@@ -238,61 +238,14 @@ class Reflector(object):
 
     def _handle(self, version, sock, data, addr, local=None):
         self.stats["requests"] += 1
-        peer, allowed = same_address(addr[0]), self.sources.get(version)
-        if (allowed is not None or self.fixed) and peer != allowed:
-            self.stats["foreign"] += 1  # not the run's source: never answered
-            return
-        message = decode(self.key, b"Q", data)
+        message = self._admit(version, data, addr)
         if message is None:
-            self.stats["rejected"] += 1
             return
-        if allowed is None:
-            # No source address known: the first signed request's is the only one answered.
-            self.sources[version] = peer
         kind, seq, nonce, size, body = message
-        if (nonce, seq) in self.seen:
-            self.stats["replayed"] += 1
-            return
-        if len(self.seen) < 200000:
-            self.seen.add((nonce, seq))
-        received = len(data) + UDP_HEADER + IP_HEADER[version]
         overhead = UDP_HEADER + IP_HEADER[version]
-        if kind == PROBE:
-            if size > received or size < overhead + HEADER_LEN:
-                self.stats["too-large"] += 1
-                return
-            total = size - overhead
-            # The size that arrived, when the reply has room for it: a forward probe (a big
-            # DF request asking for a small reply) is answered with what crossed.
-            said = struct.pack("!H", min(received, 65535)) \
-                if total >= HEADER_LEN + 2 else b""
-            reply = encode(self.key, b"A", PROBE | ANSWER, seq, nonce, size=size, body=said,
-                           total=total)
-        elif kind == HELLO:
-            # The run's secret when the HELLO has room for it (no amplification).
-            room = received - overhead - HEADER_LEN >= len(self.secret)
-            reply = encode(self.key, b"A", HELLO | ANSWER, seq, nonce,
-                           body=self.secret if room else b"")
-        elif kind == STATUS:
-            # The report goes back whole (DF, never fragmented, like every reply): at most
-            # what the smallest IPv6 path carries, so it crosses a 1500 (or 1280) member of
-            # the reverse path however large p0's request was (p0 fragments its own).
-            reply = self._status_reply(seq, nonce, min(received - overhead, STATUS_ROOM), body)
-            if self.done_at is None:
-                self.done_at = time.monotonic()
-            self.done.set()
-        else:
-            self.stats["rejected"] += 1
-            return
-        if len(reply) + overhead > received:
-            self.stats["too-large"] += 1
-            return
-        if self.stats["answered"] >= RUN_PACKETS \
-                or self.sent_bytes + len(reply) + overhead > RUN_BYTES:
-            self.stats["over-budget"] += 1
-            return
-        if not (self.packets.take() and self.volume.take(len(reply) + overhead)):
-            self.stats["rate-limited"] += 1
+        received = len(data) + overhead
+        reply = self._reply(kind, seq, nonce, size, body, received, overhead)
+        if reply is None or not self._may_send(len(reply) + overhead, received):
             return
         self.peers.add(addr[0])
         try:
@@ -303,8 +256,80 @@ class Reflector(object):
             else:
                 self.stats["errors"] += 1
             return
+        self._count_sent(kind, nonce, size, len(reply) + overhead)
+
+    def _admit(self, version, data, addr):
+        """The request decoded, or None (counted) when it is not answered: from an address
+        other than the run's source, not signed with the run's token, or a replay. Nothing
+        is answered before the token and the replay window agree."""
+        peer, allowed = same_address(addr[0]), self.sources.get(version)
+        if (allowed is not None or self.fixed) and peer != allowed:
+            self.stats["foreign"] += 1  # not the run's source: never answered
+            return None
+        message = decode(self.key, b"Q", data)
+        if message is None:
+            self.stats["rejected"] += 1
+            return None
+        if allowed is None:
+            # No source address known: the first signed request's is the only one answered.
+            self.sources[version] = peer
+        _kind, seq, nonce, _size, _body = message
+        if (nonce, seq) in self.seen:
+            self.stats["replayed"] += 1
+            return None
+        if len(self.seen) < 200000:
+            self.seen.add((nonce, seq))
+        return message
+
+    def _reply(self, kind, seq, nonce, size, body, received, overhead):
+        """The answer to an admitted request of `received` bytes (IP packet), or None
+        (counted) when there is none."""
+        if kind == PROBE:
+            if size > received or size < overhead + HEADER_LEN:
+                self.stats["too-large"] += 1
+                return None
+            total = size - overhead
+            # The size that arrived, when the reply has room for it: a forward probe (a big
+            # DF request asking for a small reply) is answered with what crossed.
+            said = struct.pack("!H", min(received, 65535)) \
+                if total >= HEADER_LEN + 2 else b""
+            return encode(self.key, b"A", PROBE | ANSWER, seq, nonce, size=size, body=said,
+                          total=total)
+        if kind == HELLO:
+            # The run's secret when the HELLO has room for it (no amplification).
+            room = received - overhead - HEADER_LEN >= len(self.secret)
+            return encode(self.key, b"A", HELLO | ANSWER, seq, nonce,
+                          body=self.secret if room else b"")
+        if kind == STATUS:
+            # The report goes back whole (DF, never fragmented, like every reply): at most
+            # what the smallest IPv6 path carries, so it crosses a 1500 (or 1280) member of
+            # the reverse path however large p0's request was (p0 fragments its own).
+            reply = self._status_reply(seq, nonce, min(received - overhead, STATUS_ROOM), body)
+            if self.done_at is None:
+                self.done_at = time.monotonic()
+            self.done.set()
+            return reply
+        self.stats["rejected"] += 1
+        return None
+
+    def _may_send(self, length, received):
+        """Whether a reply of `length` bytes (IP packet) may leave, or why not (counted):
+        never larger than its request (no amplification), within what one run may make the
+        reflector send, and within the rate limits."""
+        if length > received:
+            self.stats["too-large"] += 1
+            return False
+        if self.stats["answered"] >= RUN_PACKETS or self.sent_bytes + length > RUN_BYTES:
+            self.stats["over-budget"] += 1
+            return False
+        if not (self.packets.take() and self.volume.take(length)):
+            self.stats["rate-limited"] += 1
+            return False
+        return True
+
+    def _count_sent(self, kind, nonce, size, length):
         self.stats["answered"] += 1
-        self.sent_bytes += len(reply) + overhead
+        self.sent_bytes += length
         if kind == PROBE:
             self.largest = max(self.largest, size)
             key = (nonce, size)

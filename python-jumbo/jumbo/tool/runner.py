@@ -4,7 +4,8 @@ It runs two tests (a tool may serve several): `pmtu` (background: forward, rever
 flows; no bulk traffic) and `jumbo-throughput` (exclusive: the path MTU with one flow, then
 the paired 1500/9000 iperf3 legs; jumbo.testtype.pair). A jumbo-throughput spec is turned into the
 tool's internal, pmtu-shaped spec with a `throughput` object (jumbo.core.spec.internal_spec), so
-both tests share one run path below; only the result differs (jumbo.tool.pair_result.assemble).
+both tests share one run path below; what differs is the run's kind (jumbo.tool.kinds: PmtuRun,
+PairRun), chosen once from the test's type (test_kind).
 
 Participants (from the test's `participants`):
   p0 = the source = the lead: probes the forward path (jumbo.probe; through p1's reflector
@@ -30,7 +31,7 @@ Participant data (computed at scheduling time, on each participant for its own i
   the task author (docs/security.md): what a token holder can do is bounded there. With a
   throughput phase both add `iperf3-auth` and p1 `_iperf3-key` (jumbo.tool.iperf_auth).
 
-Time budget (`duration`, a pure function of the spec): jumbo.tool.slot. Every phase runs
+Time budget (`duration`, a pure function of the spec): jumbo.core.spec.slot; deadlines: jumbo.tool.slot. Every phase runs
 against a hard deadline derived from schedule.start + the slot, and a last-resort alarm turns
 an overrun into a clean `succeeded: false` line before the runner's kill (slot end + 1 s).
 
@@ -45,15 +46,14 @@ deadline, alarms), source (p0's phases and result), dest (p1's reflector and ipe
 
 import random
 
-from ..core import limits, units
-from ..core import schema as schemas
-from ..core import spec as specs
-from ..core.spec import RunSpec
+from ..core import units
+from ..core.spec import slot as slots
 from ..core import terminate
-from . import iperf_auth, reflector, reflector_port, throughput
+from . import reflector, reflector_port
 from .dest import run_dest
+from .kinds import KINDS, PairRun, PmtuRun
 from .slot import (PROTOCOL, SCHEMA, SLOT_ALARM_MARGIN, Deadline, RunError, Terminated,
-                   arm_alarm, budget_text, disarm_alarm, duration_seconds, phase_budget)
+                   arm_alarm, budget_text, disarm_alarm)
 from .source import run_source
 
 TOOL = "jumbocheck"
@@ -62,55 +62,27 @@ TOOL = "jumbocheck"
 # free with probability about (k/100)^16 (1e-8 at 30, 4e-5 at 53).
 REFLECTOR_PORTS = (5500, 5599)
 REFLECTOR_CANDIDATES = 16
-PAIR_TEST = schemas.PAIR_TEST
-TESTS = ("pmtu", PAIR_TEST)
-SLOT_FIELDS = "duration, omit, rounds, direction, order"
+TESTS = (PmtuRun.TEST, PairRun.TEST)
 
 
 # ----------------------------------------------------------------------------------------------
 # Input checks shared by the methods
 
-def slot_problem(spec):
-    """The exclusive slot a jumbo-throughput spec would reserve on both nodes, against the
-    node's limit (jumbo.core.limits: throughput-max-slot, PT10M by default), or None."""
-    try:
-        limit = limits.throughput_max_slot()
-    except limits.LimitsError as err:
-        return "At /duration: cannot check the slot: %s" % err
-    seconds = duration_seconds(specs.internal_spec(spec))
-    if seconds > limit:
-        return ("At /duration: the run would reserve an exclusive slot of PT%dS on both nodes, "
-                "more than this node allows (PT%dS, throughput-max-slot in %s); reduce %s"
-                % (seconds, limit, limits.path(), SLOT_FIELDS))
-    return None
-
-
-def validate_pair(spec):
-    """Full validation of a jumbo-throughput spec, its slot included: (True, None) or
-    (False, "At /field: ...")."""
-    return specs.validate_pair(spec, slot_problem)
-
-
-def test_spec(test, what="input"):
-    """The tool's spec (a RunSpec) for a {"type", "spec"} object, checked; raises ValueError
-    with the reason. A jumbo-throughput spec becomes its internal pmtu-shaped spec (see top)."""
+def test_kind(test, what="input"):
+    """(kind, spec): the run's kind (jumbo.tool.kinds) and its RunSpec for a {"type", "spec"}
+    object, checked; raises ValueError with the reason. A jumbo-throughput spec becomes its
+    internal pmtu-shaped spec (see top)."""
     if not isinstance(test, dict):
         raise ValueError("%s must be a JSON object with type and spec" % what)
-    if test.get("type") not in TESTS:
+    kind = KINDS.get(test.get("type")) if isinstance(test.get("type"), str) else None
+    if kind is None:
         raise ValueError("%s: this tool runs the %s tests, not %r"
-                         % (what, " and ".join(TESTS), test.get("type")))
+                         % (what, " and ".join(sorted(KINDS, key=TESTS.index)),
+                            test.get("type")))
     spec = test.get("spec")
     if not isinstance(spec, dict):
         raise ValueError("%s: spec must be a JSON object" % what)
-    if test["type"] == PAIR_TEST:
-        valid, error = validate_pair(spec)
-        if not valid:
-            raise ValueError("Invalid spec: %s" % error)
-        return RunSpec(specs.internal_spec(spec))
-    valid, error = specs.validate(spec)
-    if not valid:
-        raise ValueError("Invalid spec: %s" % error)
-    return RunSpec(spec)
+    return kind, kind.spec(spec)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -119,28 +91,21 @@ def test_spec(test, what="input"):
 def can_run(test):
     """{"can-run": true} or {"can-run": false, "reasons": [...]}; never raises."""
     try:
-        spec = test_spec(test, "test")
+        kind, _spec = test_kind(test, "test")
     except ValueError as err:
         return {"can-run": False, "reasons": [str(err)]}
     except Exception as err:  # noqa: BLE001 - can-run must always answer valid JSON
         return {"can-run": False, "reasons": ["cannot check the spec: %s" % err]}
-    if not spec.is_pair:
-        return {"can-run": True}
-    try:
-        ok, reason = throughput.available()
-    except Exception as err:  # noqa: BLE001 - can-run must answer, not crash
-        ok, reason = False, "the throughput phase is not available: %s" % err
-    if ok:
-        ok, reason = iperf_auth.can_run()
+    ok, reason = kind.available()
     if not ok:
-        return {"can-run": False, "reasons": ["throughput phase: %s" % reason]}
+        return {"can-run": False, "reasons": [reason]}
     return {"can-run": True}
 
 
 def duration(test):
     """{"duration": "PT<n>S"}: an honest upper bound of the whole run (pure function)."""
-    spec = test_spec(test, "test")
-    return {"duration": "PT%dS" % duration_seconds(spec)}
+    kind, spec = test_kind(test, "test")
+    return {"duration": "PT%dS" % slots.seconds(kind.phases(spec))}
 
 
 def participant_data(request):
@@ -150,10 +115,9 @@ def participant_data(request):
     index = request.get("participant")
     if isinstance(index, bool) or not isinstance(index, int) or index not in (0, 1):
         raise ValueError("participant must be 0 or 1, not %r" % (index,))
-    spec = test_spec(request.get("test"), "test")
+    kind, spec = test_kind(request.get("test"), "test")
     data = {"schema": SCHEMA, "protocol": PROTOCOL}
-    if spec.is_pair:
-        data.update(iperf_auth.participant_data(index))  # keys: see iperf_auth
+    data.update(kind.participant_data(index, spec))
     if index == 0:
         address = reflector_port.source_address(spec)
         if address is not None:
@@ -162,8 +126,6 @@ def participant_data(request):
     rng = random.SystemRandom()
     data["reflector-ports"] = rng.sample(range(REFLECTOR_PORTS[0], REFLECTOR_PORTS[1] + 1),
                                          REFLECTOR_CANDIDATES)
-    if spec.is_pair:
-        data["iperf3-port"] = spec.throughput.port or throughput.choose_port()
     data["_token"] = reflector.new_token()
     return data
 
@@ -182,12 +144,13 @@ def parse_time(text):
 
 
 class Run(object):
-    """A parsed run input: `full` is its spec typed, every default filled (jumbo.core.spec)."""
+    """A parsed run input: `kind` is the run's kind (jumbo.tool.kinds), `full` its spec typed,
+    every default filled (jumbo.core.spec), `budget` its seconds per phase."""
 
     def __init__(self, run_input):
         if not isinstance(run_input, dict):
             raise ValueError("run input must be a JSON object")
-        self.full = test_spec(run_input.get("test"), "test")
+        self.kind, self.full = test_kind(run_input.get("test"), "test")
         index = run_input.get("participant")
         if isinstance(index, bool) or index not in (0, 1):
             raise ValueError("participant must be 0 or 1, not %r" % (index,))
@@ -196,17 +159,17 @@ class Run(object):
         if not isinstance(schedule, dict):
             raise ValueError("schedule must be an object with start and duration")
         self.start = parse_time(schedule.get("start"))
+        self.budget = self.kind.phases(self.full)
         slot = schedule.get("duration")
         try:
             self.slot = units.duration_seconds(slot) if slot is not None \
-                else float(duration_seconds(self.full))
+                else float(slots.seconds(self.budget))
         except ValueError as err:
             raise ValueError("schedule.duration: %s" % err)
         self.end = self.start + self.slot
         data = run_input.get("participant-data")
         self.data = data if isinstance(data, list) else []
         self.two = self.full.needs_dest
-        self.budget = phase_budget(self.full)
 
     def peer(self):
         """p1's participant data (ports, token), or raise RunError."""

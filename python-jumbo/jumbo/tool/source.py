@@ -1,7 +1,7 @@
 """Participant 0, the source (the lead): the forward phase (jumbo.probe; through p1's reflector
 when p1 takes part, which spends no ICMP budget on the dest), then, with p1, the reverse path
 against its reflector (jumbo.tool.reverse) and the iperf3 legs (jumbo.tool.throughput), the
-final goodbye, and the test's result (jumbo.tool.result, jumbo.tool.pair_result)."""
+final goodbye, and the test's result (the run's kind assembles it: jumbo.tool.kinds)."""
 
 import time
 
@@ -9,10 +9,9 @@ from .. import probe
 from ..core import units
 from ..core.resolve import ResolveError, resolve
 from ..core.result import Reverse, Throughput
-from . import iperf_auth, pair_result, reflector_port, reverse as reverse_search, throughput
-from . import result as results
-from .slot import (SCHEMA, START_WAIT, STATUS_BUDGET, TEARDOWN, RunError, bounded, budget_text,
-                   sleep_until)
+from . import iperf_auth, reflector_port, reverse as reverse_search, throughput
+from ..core.spec.slot import START_WAIT, STATUS_BUDGET, TEARDOWN
+from .slot import SCHEMA, RunError, bounded, budget_text, sleep_until
 
 
 def _resolve(host, version):
@@ -79,15 +78,11 @@ def _port_span(ports):
 def run_source(run):
     sleep_until(run.start)
     diags = []
-    forward, forward_error = _forward(run)
+    forward, forward_error = run.kind.forward(run)
     reverse, legs, peer_error = None, None, None
     if run.two:
         reverse, legs, peer_error = _with_dest(run, forward, diags)
-    if run.full.is_pair:
-        result = pair_result.assemble(forward, forward_error, legs, peer_error=peer_error)
-    else:
-        result = results.assemble(run.full, forward, forward_error, reverse, legs,
-                                  peer_error=peer_error)
+    result = run.kind.assemble(run, forward, forward_error, reverse, legs, peer_error)
     diags.append("phase budget: %s" % budget_text(run.budget))
     diags.append("run took %.1f s of a %d s slot" % (time.time() - run.start, run.slot))
     if result.diags:
@@ -97,30 +92,32 @@ def run_source(run):
             "error": result.error, "diags": result.diags}
 
 
-def _forward(run):
-    """The forward phase as this run has it: bounded for a jumbo-throughput run, through p1's
-    reflector for a pmtu run with p1 when the slot has room for its start-up."""
-    if run.full.is_pair:
-        forward, error = bounded(
-            run, run.budget["forward"], forward_phase,
-            "the path MTU was not measured within its %g s budget: the jumbo leg tries 9000 "
-            "and the stall check decides" % run.budget["forward"])
-    else:
-        early_peer = None
-        needed = sum(run.budget.values())
-        if run.two and run.end - run.start >= needed:
-            # Forward probes go through p1's reflector: p0 greets its candidate ports from
-            # the start and through p1's start-up time (the START_WAIT the slot already
-            # has), so a run with both nodes up probes at once. A slot shorter than the
-            # budget (a clock that jumped) has no room for it: then the forward phase probes
-            # single-ended.
-            try:
-                early_peer = located_peer(
-                    run, time.monotonic() + max(0.0, run.start + START_WAIT - time.time()) + 1.0)
-            except RunError:
-                early_peer = None  # reported below
-        forward, error = forward_phase(run, early_peer, 0.0)
-    return forward, error
+def forward_bounded(run):
+    """A jumbo-throughput run's forward phase: the path MTU within its budget (the legs
+    still run when it runs out)."""
+    return bounded(
+        run, run.budget["forward"], forward_phase,
+        "the path MTU was not measured within its %g s budget: the jumbo leg tries 9000 "
+        "and the stall check decides" % run.budget["forward"])
+
+
+def forward_early(run):
+    """A pmtu run's forward phase: through p1's reflector when p1 takes part and the slot has
+    room for its start-up."""
+    early_peer = None
+    needed = sum(run.budget.values())
+    if run.two and run.end - run.start >= needed:
+        # Forward probes go through p1's reflector: p0 greets its candidate ports from
+        # the start and through p1's start-up time (the START_WAIT the slot already
+        # has), so a run with both nodes up probes at once. A slot shorter than the
+        # budget (a clock that jumped) has no room for it: then the forward phase probes
+        # single-ended.
+        try:
+            early_peer = located_peer(
+                run, time.monotonic() + max(0.0, run.start + START_WAIT - time.time()) + 1.0)
+        except RunError:
+            early_peer = None  # reported below
+    return forward_phase(run, early_peer, 0.0)
 
 
 def _dest_address(run, forward):
@@ -158,10 +155,8 @@ def _with_dest(run, forward, diags):
     path_mtu = forward.path_mtu if forward is not None else None
     reverse = _reverse_phase(run, peer, dest_ip, version, path_mtu) if run.full.reverse \
         else None
-    legs = None
-    if run.full.is_pair:
-        legs = _legs_phase(run, peer, dest_ip, version, forward, path_mtu)
-        diags.extend(getattr(legs, "open_notes", None) or [])
+    legs = run.kind.legs(run, peer, dest_ip, version, forward)
+    diags.extend(getattr(legs, "open_notes", None) or [])
     if not run.full.reverse and isinstance(peer.get("reflector-port"), int):
         _goodbye(run, peer, dest_ip, version, diags)
     return reverse, legs, peer_error
@@ -174,7 +169,9 @@ def _reverse_phase(run, peer, dest_ip, version, path_mtu):
         return Reverse.not_measured("reverse phase failed: %s: %s" % (type(err).__name__, err))
 
 
-def _legs_phase(run, peer, dest_ip, version, forward, path_mtu):
+def legs_phase(run, peer, dest_ip, version, forward):
+    """The throughput legs (a jumbo-throughput run): their Throughput, never an exception."""
+    path_mtu = forward.path_mtu if forward is not None else None
     try:
         return _throughput(run, peer, dest_ip, version, forward, path_mtu)
     except Exception as err:  # noqa: BLE001 - keep the forward answer

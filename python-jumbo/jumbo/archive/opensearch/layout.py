@@ -10,8 +10,9 @@ import base64
 import json
 
 # Bump when a template or index mapping below changes: `setup install` then
-# replaces the templates and rolls the owned streams over. (5: the record's blackhole_flows.)
-TEMPLATE_VERSION = 5
+# replaces the templates and rolls the owned streams over. (5: the record's blackhole_flows;
+# 6: its flows_asked.)
+TEMPLATE_VERSION = 6
 
 # pScheduler test types whose `pscheduler_<type>` stream this suite owns. The
 # paired-throughput test's stream is added here (and, if its result fields are to
@@ -51,7 +52,8 @@ JUMBO_PROPERTIES = {
     "blackhole_size": INTEGER, "reverse_path_mtu": INTEGER, "reverse_pmtud": KEYWORD,
     # Hops are kept in _source, not indexed (the report reads blackhole_* for locations).
     "hops": NOT_INDEXED,
-    "flows": INTEGER, "blackhole_flows": INTEGER, "throughput_standard": DOUBLE, "throughput_jumbo": DOUBLE,
+    "flows": INTEGER, "flows_asked": INTEGER, "blackhole_flows": INTEGER,
+    "throughput_standard": DOUBLE, "throughput_jumbo": DOUBLE,
     "gain": DOUBLE, "mss": INTEGER, "rtt": DOUBLE, "loss": DOUBLE, "path": KEYWORD,
 }
 JUMBO_MAPPING = {"dynamic": False, "properties": JUMBO_PROPERTIES}

@@ -167,6 +167,25 @@ class OpenSearchQueries(SearchClient, Queries):
     def evidence(self, window, target):
         return os_evidence.read(self, window, target)
 
+    def agreement(self, window, target):
+        query = self.window_filter(window)
+        query["bool"]["filter"].append(path_state.filters(target)["jumbo"])
+        aggs = {"f": {"sum": {"field": "jumbo.flows"}}, "fn": {"value_count": {"field": "jumbo.flows"}},
+                "a": {"sum": {"field": "jumbo.flows_asked"}},
+                "an": {"value_count": {"field": "jumbo.flows_asked"}}}
+        out, shared = {}, {}
+        for b in self.composite(self.pmtu, query, [{"path": {"terms": {"field": "jumbo.path"}}}],
+                                aggs, "jumbo runs per path", page=1000):
+            counts = [b.get("doc_count"), b["f"].get("value"), b["fn"].get("value"),
+                      b["a"].get("value"), b["an"].get("value")]
+            # An archive's answer is read as hostile: counts are non-negative numbers.
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0
+                       for x in counts) or not isinstance(b["key"].get("path"), str):
+                continue
+            counts = tuple(int(x) for x in counts)
+            out[b["key"]["path"]] = shared.setdefault(counts, counts)   # few distinct, many paths
+        return out
+
     def gains(self, window):
         if not window.until and self.has_latest_index():
             query = {"bool": {"filter": [{"term": {"test_type": "jumbo-throughput"}},

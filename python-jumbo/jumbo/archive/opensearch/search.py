@@ -105,6 +105,10 @@ class SearchClient(object):
         clauses = self.window_range(window)
         if test_type:
             clauses.append({"term": {"jumbo.test_type": test_type}})
+        if window.hosts is not None:
+            hosts = list(window.hosts)
+            clauses.append({"bool": {"minimum_should_match": 1, "should": [
+                {"terms": {"jumbo.source": hosts}}, {"terms": {"jumbo.dest": hosts}}]}})
         return {"bool": {"filter": clauses}}
 
     def composite(self, index, query, sources, aggs, what, page=PAGE):

@@ -15,6 +15,9 @@ and `latest` (path -> id of its newest result). Everything is computed by SQLite
   gains, latency    the latest table / the (day, test_type) index
   evidence          partial black holes across runs (sqlite/evidence.py): the store's
                     evidence tables over the whole history, one pass over a window's results
+  agreement         the jumbo runs per path and their flows (how sure a jumbo verdict is):
+                    from pmtu_path_states' flow sums over the whole history (version 5),
+                    else one GROUP BY pass over the window's results
 
 Over the whole history (no --since/--until) on a version-4 store, the count, the trend and
 the changed paths come from the store's summaries instead (`pmtu_days`: results per day and
@@ -84,6 +87,7 @@ class SqliteQueries(Queries):
                             and "pmtu_days" in tables and "pmtu_path_states" in tables
                             and "unknown" in self._columns("pmtu_days"))
         self.has_evidence = self.has_summary and "pmtu_evidence" in tables
+        self.has_flow_sums = self.has_summary and "asked_runs" in self._columns("pmtu_path_states")
 
     @property
     def db(self):
@@ -126,6 +130,10 @@ class SqliteQueries(Queries):
         if window.until:
             clauses.append("%s < ?" % column)
             args.append(window.until)
+        if window.hosts is not None:
+            marks = ", ".join("?" * len(window.hosts))
+            clauses.append("(source IN (%s) OR dest IN (%s))" % (marks, marks))
+            args.extend(window.hosts + window.hosts)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
 
     def run(self, sql, args=(), db=None):
@@ -144,7 +152,8 @@ class SqliteQueries(Queries):
 
     # -- the questions ---------------------------------------------------------------------
     def _summarised(self, window):
-        return self.has_summary and not window.since and not window.until
+        return (self.has_summary and not window.since and not window.until
+                and window.hosts is None)
 
     def count(self, window):
         if self._summarised(window):
@@ -202,7 +211,9 @@ class SqliteQueries(Queries):
                 row = list(row)
                 row[8] = bool(row[8])
                 row[13] = bool(row[13])
-                for i in (0, 1, 3, 4, 5, 6, 12, 18):   # hosts, addresses, sites, enums repeat
+                # hosts, addresses, sites, start times (a mesh's runs share their scheduled
+                # times), enums repeat
+                for i in (0, 1, 3, 4, 5, 6, 7, 12, 18):
                     if row[i].__class__ is str:
                         row[i] = sys.intern(row[i])
                 # hops stay JSON text (parsed lazily, by localisation, where it needs them);
@@ -336,6 +347,26 @@ class SqliteQueries(Queries):
 
     def evidence(self, window, target):
         return evidence.read(self, window, target)
+
+    def agreement(self, window, target):
+        if self.has_flow_sums and self._summarised(window):
+            st = path_state.sql(target, null=-1, blackhole_flag="blackhole", unknown_flag="unknown")
+            sql = ("SELECT path, SUM(n), SUM(flows), SUM(flows_runs), SUM(flows_asked), "
+                   "SUM(asked_runs) FROM pmtu_path_states WHERE %s = 'jumbo' GROUP BY path" % st)
+            args = []
+        else:
+            where, args = self._where(window)
+            pathcol = "path" if self.has_path else "source || '|' || dest || '|' || ip_version || '|pmtu'"
+            flows, asked = self._col("flows"), self._col("flows_asked")
+            sql = ("SELECT %s, COUNT(*), SUM(IFNULL(%s, 0)), COUNT(%s), SUM(IFNULL(%s, 0)), "
+                   "COUNT(%s) FROM %s %s %s %s = 'jumbo' GROUP BY 1"
+                   % (pathcol, flows, flows, asked, asked, _quote(self.table), where,
+                      "AND" if where else "WHERE", path_state.sql(target)))
+        out, shared = {}, {}
+        for r in self.run(sql, args):
+            counts = tuple(int(x or 0) for x in r[1:])
+            out[r[0]] = shared.setdefault(counts, counts)    # few distinct counts, many paths
+        return out
 
     def gains(self, window):
         # The measured gain comes from the paired test (jumbo-throughput) only.

@@ -5,7 +5,7 @@ URL: sqlite:///relative/path.db or sqlite:////absolute/path.db (node default
 timeout (30 s), each batch one IMMEDIATE transaction. A write that still finds
 the database locked is a transient error (the archiver retries).
 
-Schema (SCHEMA_VERSION 4, kept in `PRAGMA user_version`):
+Schema (SCHEMA_VERSION 5, kept in `PRAGMA user_version`):
 
   results   one row per run and direction (PRIMARY KEY id = jumbo.archive.record id, so a
             result archived twice is one row; INSERT OR IGNORE; a `direction: both`
@@ -32,7 +32,11 @@ Schema (SCHEMA_VERSION 4, kept in `PRAGMA user_version`):
             local_mtu for the days, black hole yes/no; NULL kept as -1), kept by a trigger on
             every insert into results. They let the adoption report draw its trend and find the
             paths that changed state without reading the history (its cost follows the number of
-            paths, not of stored results). A version-1 store gets them, filled from its history,
+            paths, not of stored results). Version 5: pmtu_path_states also sums, per path and
+            state inputs, the flows measured and asked (flows, flows_asked) and counts the runs
+            that gave each (flows_runs, asked_runs: rows stored before the record kept a count
+            give none, so an unknown count is never taken as zero): how sure a jumbo verdict
+            is (jumbo.report.confidence). A version-1 store gets them, filled from its history,
             the first time a version-2 writer opens it (and a store of an earlier version its
             latest_rows, filled from latest and results, the first time a version-3 one does).
 
@@ -51,7 +55,7 @@ from .. import record as records
 from ..errors import PermanentError, TransientError
 from . import evidence, identity
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT = 30.0
 
 BOOL_FIELDS = ("succeeded", "jumbo", "partial")
@@ -65,7 +69,7 @@ _TYPES = {
     "ip_version": "INTEGER", "succeeded": "INTEGER", "path_mtu": "INTEGER",
     "local_mtu": "INTEGER", "target_mtu": "INTEGER", "jumbo": "INTEGER", "partial": "INTEGER",
     "blackhole_ttl": "INTEGER", "blackhole_size": "INTEGER", "reverse_path_mtu": "INTEGER",
-    "flows": "INTEGER", "mss": "INTEGER", "throughput_standard": "REAL",
+    "flows": "INTEGER", "flows_asked": "INTEGER", "mss": "INTEGER", "throughput_standard": "REAL",
     "throughput_jumbo": "REAL", "gain": "REAL", "rtt": "REAL", "loss": "REAL",
 }
 
@@ -115,15 +119,20 @@ _SUMMARY_DDL = (
     "PRIMARY KEY (day, local_mtu, %s)) WITHOUT ROWID" % _SUMMARY_KEY,
     "CREATE TABLE IF NOT EXISTS pmtu_path_states (path TEXT NOT NULL, succeeded INTEGER NOT NULL, "
     "path_mtu INTEGER NOT NULL, reverse_path_mtu INTEGER NOT NULL, blackhole INTEGER NOT NULL, "
-    "unknown INTEGER NOT NULL, n INTEGER NOT NULL, "
+    "unknown INTEGER NOT NULL, n INTEGER NOT NULL, flows INTEGER NOT NULL, "
+    "flows_runs INTEGER NOT NULL, flows_asked INTEGER NOT NULL, asked_runs INTEGER NOT NULL, "
     "PRIMARY KEY (path, %s)) WITHOUT ROWID" % _SUMMARY_KEY,
     "CREATE TRIGGER IF NOT EXISTS results_pmtu_summary AFTER INSERT ON results "
     "WHEN NEW.test_type = 'pmtu' BEGIN "
     "INSERT INTO pmtu_days VALUES (NEW.day, IFNULL(NEW.local_mtu, -1), %s, 1, NEW.start, NEW.start) "
     "ON CONFLICT (day, local_mtu, %s) DO UPDATE "
     "SET n = n + 1, first = MIN(first, excluded.first), last = MAX(last, excluded.last); "
-    "INSERT INTO pmtu_path_states VALUES (NEW.path, %s, 1) "
-    "ON CONFLICT (path, %s) DO UPDATE SET n = n + 1; "
+    "INSERT INTO pmtu_path_states VALUES (NEW.path, %s, 1, IFNULL(NEW.flows, 0), "
+    "NEW.flows IS NOT NULL, IFNULL(NEW.flows_asked, 0), NEW.flows_asked IS NOT NULL) "
+    "ON CONFLICT (path, %s) DO UPDATE SET n = n + 1, flows = flows + excluded.flows, "
+    "flows_runs = flows_runs + excluded.flows_runs, "
+    "flows_asked = flows_asked + excluded.flows_asked, "
+    "asked_runs = asked_runs + excluded.asked_runs; "
     "END" % (_SUMMARY_NEW, _SUMMARY_KEY, _SUMMARY_NEW, _SUMMARY_KEY),
 )
 # Filling them from what is stored (in the same transaction as the trigger).
@@ -132,7 +141,8 @@ _SUMMARY_ROW = ("IFNULL(succeeded, 0), IFNULL(path_mtu, -1), IFNULL(reverse_path
 _SUMMARY_FILL = (
     "INSERT INTO pmtu_days SELECT day, IFNULL(local_mtu, -1), %s, COUNT(*), MIN(start), MAX(start) "
     "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6, 7" % _SUMMARY_ROW,
-    "INSERT INTO pmtu_path_states SELECT path, %s, COUNT(*) "
+    "INSERT INTO pmtu_path_states SELECT path, %s, COUNT(*), SUM(IFNULL(flows, 0)), "
+    "COUNT(flows), SUM(IFNULL(flows_asked, 0)), COUNT(flows_asked) "
     "FROM results AS r WHERE test_type = 'pmtu' GROUP BY 1, 2, 3, 4, 5, 6" % _SUMMARY_ROW,
 )
 # An older layout is dropped first (its rows are counted again from the results).
@@ -143,9 +153,12 @@ _SUMMARY_DROP = ("DROP TRIGGER IF EXISTS results_pmtu_summary", "DROP TABLE IF E
 # UPDATE fires the update trigger, and only when the new result is the newer one. (Delete,
 # then insert: a trigger's INSERT OR REPLACE takes the upsert's conflict policy, ABORT.)
 LATEST_ROW_COLUMNS = tuple(name for name in COLUMNS if name != "raw")
+# The columns are named on both sides: a column an upgrade added (ALTER TABLE) is the table's
+# last, wherever the record's field order puts it.
+_LATEST_ROW_NAMES = ", ".join(LATEST_ROW_COLUMNS)
 _LATEST_ROW_COPY = ("DELETE FROM latest_rows WHERE test_type = NEW.test_type AND path = NEW.path; "
-                    "INSERT INTO latest_rows SELECT %s FROM results WHERE id = NEW.id;"
-                    % ", ".join(LATEST_ROW_COLUMNS))
+                    "INSERT INTO latest_rows (%s) SELECT %s FROM results WHERE id = NEW.id;"
+                    % (_LATEST_ROW_NAMES, _LATEST_ROW_NAMES))
 _LATEST_ROW_TRIGGERS = (
     "CREATE TRIGGER IF NOT EXISTS latest_rows_insert AFTER INSERT ON latest BEGIN %s END"
     % _LATEST_ROW_COPY,
@@ -158,14 +171,14 @@ _LATEST_ROWS_DDL = (
 ) + _LATEST_ROW_TRIGGERS
 _LATEST_ROWS_FILL = (
     "DELETE FROM latest_rows",
-    "INSERT INTO latest_rows SELECT %s FROM latest JOIN results AS r ON r.id = latest.id"
-    % ", ".join("r." + name for name in LATEST_ROW_COLUMNS),
+    "INSERT INTO latest_rows (%s) SELECT %s FROM latest JOIN results AS r ON r.id = latest.id"
+    % (_LATEST_ROW_NAMES, ", ".join("r." + name for name in LATEST_ROW_COLUMNS)),
 )
 
 
 def _add_columns(conn):
-    """Version 4: the record fields a store of an earlier version has no column for
-    (blackhole_flows), added to results and latest_rows (whose copy triggers name every
+    """Versions 4 and 5: the record fields a store of an earlier version has no column for
+    (blackhole_flows, flows_asked), added to results and latest_rows (whose copy triggers name every
     column, so they are made again)."""
     for table, names in (("results", COLUMNS), ("latest_rows", LATEST_ROW_COLUMNS)):
         have = set(row[1] for row in conn.execute("PRAGMA table_info(%s)" % table))
@@ -179,13 +192,14 @@ def _add_columns(conn):
 
 # What each version adds to the one before it, and how it is filled from what is stored; a
 # step is SQL text or a function of the connection. Version 2's summaries are made (again)
-# by version 4's step, in version 4's layout (with `unknown`), so a store of version 1 or 2
-# counts its history once; version 4 adds the evidence of partial black holes across runs
-# (jumbo.archive.sqlite.evidence).
+# by version 5's step, in version 5's layout (with `unknown`, and the flow sums), so a store
+# of any earlier version counts its history once; version 4 adds the evidence of partial
+# black holes across runs (jumbo.archive.sqlite.evidence); version 5 the record's
+# flows_asked (NULL in the rows stored before: unknown) and the flow sums.
 _UPGRADES = (
     (3, (_add_columns,) + _LATEST_ROWS_DDL + _LATEST_ROWS_FILL),
-    (4, (_add_columns,) + _LATEST_ROW_TRIGGERS + _SUMMARY_DROP + _SUMMARY_DDL + _SUMMARY_FILL
-     + evidence.DDL + evidence.FILL),
+    (4, (_add_columns,) + _LATEST_ROW_TRIGGERS + evidence.DDL + evidence.FILL),
+    (5, (_add_columns,) + _LATEST_ROW_TRIGGERS + _SUMMARY_DROP + _SUMMARY_DDL + _SUMMARY_FILL),
 )
 
 

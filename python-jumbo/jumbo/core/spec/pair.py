@@ -7,7 +7,8 @@ from .. import validate as validation
 from ..units import duration_seconds_or_none
 from .checks import (THROUGHPUT_DURATION_MAX, THROUGHPUT_DURATION_MIN, THROUGHPUT_OMIT_MAX,
                      semantic_problem)
-from .typed import DEFAULTS, THROUGHPUT_DEFAULTS, filled
+from .slot import PATH_MTU_BUDGET, phases, seconds, slot_problem
+from .typed import DEFAULTS, THROUGHPUT_DEFAULTS, RunSpec, filled
 
 # The legs' defaults and the wait for one path-MTU probe's answer.
 PAIR_DEFAULTS = dict(THROUGHPUT_DEFAULTS, timeout=DEFAULTS["timeout"])
@@ -70,14 +71,22 @@ def pair_semantic_problem(spec):
     return None
 
 
-def validate_pair(spec, slot_problem=None):
+def pair_slot_seconds(spec, path_mtu_bound):
+    """The exclusive slot a valid jumbo-throughput spec reserves: its internal spec's phases
+    (jumbo.core.spec.slot), `path_mtu_bound(run_spec)` the probe's bound for the path-MTU step
+    (jumbo.probe.max_duration), capped at PATH_MTU_BUDGET."""
+    internal = RunSpec(internal_spec(spec))
+    return seconds(phases(internal, path_mtu_bound(internal), forward_cap=PATH_MTU_BUDGET))
+
+
+def validate_pair(spec, path_mtu_bound=None):
     """Full validation of a jumbo-throughput spec: (True, None) or (False, "At /field: ...").
-    `slot_problem(spec)`, when given, is the last check: the exclusive slot the tool would
-    reserve against the node's limit (jumbo.tool.runner.slot_problem: the tool's arithmetic)."""
+    With `path_mtu_bound` (jumbo.probe.max_duration) the last check is the slot rule: the
+    exclusive slot the run reserves against the node's limit (jumbo.core.spec.slot)."""
     def semantic(spec):
         problem = pair_semantic_problem(spec)
-        if problem is None and slot_problem is not None:
-            problem = slot_problem(spec)
+        if problem is None and path_mtu_bound is not None:
+            problem = slot_problem(pair_slot_seconds(spec, path_mtu_bound))
         return problem
 
     return validation.validate_spec(spec, schemas.MAX_PAIR_SPEC_SCHEMA, pair_shape_problem,

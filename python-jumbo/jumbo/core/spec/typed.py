@@ -160,11 +160,6 @@ class RunSpec(_Filled):
         """Whether the dest node runs the tool too (jumbo.core.schema's one rule)."""
         return schemas.needs_dest_participant(self._json)
 
-    @property
-    def is_pair(self):
-        """True for the internal spec of a jumbo-throughput run."""
-        return self.throughput is not None
-
 
 def run_spec(spec):
     """`spec` as a RunSpec (a RunSpec is returned as it is)."""

@@ -40,7 +40,7 @@ by hand. This package's names are the API the tool uses.
 from .iperf import available, choose_port, iperf3_path, port_free
 from .legs import client_argv, run_client, run_legs
 from .plan import (BETWEEN_LEGS_RETRY, CONNECT_RETRY, CONNECT_TIMEOUT, EXTRA_TAG,
-                   FIRST_CONNECT, LEG_MARGIN, LEG_OVERHEAD, PORT_RANGE, TEARDOWN, duration,
+                   LEG_MARGIN, PORT_RANGE, duration,
                    jumbo_leg_mtu, leg_count, leg_timeout, plan, settings)
 from .proof import blank_run, failed_run, observed_mss, run_from_json
 from .server import is_last, refused, serve
@@ -49,7 +49,7 @@ from .summary import MATHIS_C, STALL_FRACTION, gain_and_noise, mathis, stats, su
 # The package's one public face (the tool and the tests use these names).
 __all__ = ["available", "choose_port", "iperf3_path", "port_free", "client_argv", "run_client",
            "run_legs", "BETWEEN_LEGS_RETRY", "CONNECT_RETRY", "CONNECT_TIMEOUT", "EXTRA_TAG",
-           "FIRST_CONNECT", "LEG_MARGIN", "LEG_OVERHEAD", "PORT_RANGE", "TEARDOWN", "duration",
+           "LEG_MARGIN", "PORT_RANGE", "duration",
            "jumbo_leg_mtu", "leg_count", "leg_timeout", "plan", "settings", "blank_run",
            "failed_run", "observed_mss", "run_from_json", "is_last", "refused", "serve",
            "MATHIS_C", "STALL_FRACTION", "gain_and_noise", "mathis", "stats", "summarize"]

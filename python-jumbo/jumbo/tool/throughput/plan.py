@@ -1,10 +1,9 @@
 """The throughput phase's plan: its settings from the spec, the legs in order, the time they
 are given (duration, part of the tool's slot) and each leg's hard bound."""
 
-import math
-
 from ...core.mtu import JUMBO_MTU, STANDARD_MTU, mss_for
 from ...core.spec import RunSpec, ThroughputSpec
+from ...core.spec.slot import legs_seconds
 
 # Ports the dest's iperf3 server picks from (participant-data).
 PORT_RANGE = (5600, 5999)
@@ -13,12 +12,6 @@ CONNECT_TIMEOUT = 3.0       # iperf3 --connect-timeout, per attempt
 CONNECT_RETRY = 6.0         # how long the first leg retries while the server is not yet there
 BETWEEN_LEGS_RETRY = 2.0    # later legs: the server only needs to get ready for the next test
 LEG_MARGIN = 6.0            # parameter exchange, results exchange, process start (kill bound)
-# What the slot gives beyond -O + -t (duration()): one leg's process start, connection,
-# parameter and results exchange (measured in the lab: docs/benchmarks.md "jumbo-throughput"), and the
-# first leg's wait for a server that the dest starts at the slot's start.
-LEG_OVERHEAD = 2.0
-FIRST_CONNECT = 2.0
-TEARDOWN = 2.0              # stopping the server, last results
 EXTRA_TAG = "jumbocheck"    # iperf3 --extra-data of our legs: "<tag> leg N of M[ last]"
 
 
@@ -49,19 +42,9 @@ def interval(phase):
 
 
 def duration(spec):
-    """Seconds the phase is given in the slot; 0 without `throughput`.
-
-    This is what a mesh pays for every run in an exclusive slot, so it is what the legs
-    need when they work: the first connection's wait for the server + every leg's -O + -t
-    + LEG_OVERHEAD (rounds x 4 legs for ABBA or x 2 for AB, doubled when the direction is
-    both) + teardown. A leg that hangs is still killed at its own leg_timeout, and no leg
-    starts that cannot end before the phase's deadline: the legs it leaves out are reported
-    as failed ("no time left before the deadline"), the slot is never overrun."""
-    phase = settings(spec)
-    if phase is None:
-        return 0
-    per_leg = phase.omit_seconds + phase.seconds + LEG_OVERHEAD
-    return int(math.ceil(FIRST_CONNECT + phase.leg_count() * per_leg + TEARDOWN))
+    """Seconds the phase is given in the slot; 0 without `throughput` (jumbo.core.spec.slot.
+    legs_seconds: the slot is part of the test's definition)."""
+    return legs_seconds(settings(spec))
 
 
 def jumbo_leg_mtu(path_mtu, local_mtu=None):
