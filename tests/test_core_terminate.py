@@ -11,7 +11,8 @@ CHILD = """
 import os, signal, sys, time
 sys.path.insert(0, %r)
 from jumbo.core import terminate
-terminate.defer()
+import %s as deferring
+deferring.defer()
 print(terminate.received(), flush=True)   # ready: deferred, nothing noted yet
 sys.stdin.readline()          # the parent sends SIGTERM, then a line
 print(terminate.received(), flush=True)
@@ -19,9 +20,8 @@ print(terminate.received(), flush=True)
 
 
 def _child(library_module="jumbo.core.terminate"):
-    code = CHILD % os.path.join(ROOT, "python-jumbo")
-    code = code.replace("from jumbo.core import terminate",
-                        "import %s as terminate" % library_module)
+    """A child that defers through `library_module` and asks jumbo.core.terminate."""
+    code = CHILD % (os.path.join(ROOT, "python-jumbo"), library_module)
     return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, universal_newlines=True)
 
