@@ -19,6 +19,16 @@ def test_as_int(value, expected):
     assert got == expected and type(got) is type(expected)
 
 
+@pytest.mark.parametrize("value,expected", [
+    (2 ** 63 - 1, 2 ** 63 - 1), (-2 ** 63, -2 ** 63), (2 ** 63, None), (-2 ** 63 - 1, None),
+    (10 ** 30, None), (1e30, None),
+])
+def test_as_int_keeps_only_what_a_store_can_hold(value, expected):
+    """SQLite's INTEGER and OpenSearch's long are signed 64-bit: a bigger number would make
+    the archiver retry a record it can never store (OverflowError, every PT1M)."""
+    assert values.as_int(value) == expected
+
+
 def test_as_int_keeps_an_int_subclass_but_not_a_bool():
     class Size(int):
         pass

@@ -6,18 +6,22 @@ import math
 import re
 
 _IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}\Z")
+# What the stores' integer fields hold (SQLite INTEGER, OpenSearch long): signed 64 bits.
+# A larger number would be refused by the store on every retry of the record.
+_INT_MIN, _INT_MAX = -2 ** 63, 2 ** 63 - 1
 
 
 def as_int(value):
     if type(value) is int:  # the usual case first (bool is not int here)
-        return value
+        return value if _INT_MIN <= value <= _INT_MAX else None
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return value
+        return value if _INT_MIN <= value <= _INT_MAX else None
     # Not NaN nor infinity (json reads 1e999 as inf, and int() of it raises OverflowError).
     if isinstance(value, float) and math.isfinite(value):
-        return int(value)
+        number = int(value)
+        return number if _INT_MIN <= number <= _INT_MAX else None
     return None
 
 
