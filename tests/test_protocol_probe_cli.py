@@ -4,6 +4,7 @@ jumbo.testtype.render.verdict's line first."""
 
 import pytest
 
+from jumbo.core.result import PmtuResult
 from jumbo.testtype import render
 from jumbo.protocol import probe_cli as jumbocheck
 
@@ -35,6 +36,13 @@ RESULTS = [
 @pytest.mark.parametrize("result", RESULTS)
 def test_jumbocheck_and_result_format_share_the_verdict_line(result):
     assert jumbocheck.text(result).splitlines()[0] == render.verdict(result)
+
+
+@pytest.mark.parametrize("result", RESULTS)
+def test_the_typed_result_reads_as_its_json(result):
+    typed = PmtuResult.from_json(result)
+    assert jumbocheck.text(typed) == jumbocheck.text(result)
+    assert len(jumbocheck.text(typed).splitlines()) > 2
 
 
 @pytest.mark.parametrize("result,line", list(zip(RESULTS, [

@@ -16,14 +16,17 @@ import harness
 from lab_support import ROOT, needs_lab
 from jumbo.tool import reflector
 
-JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")
+# This checkout's library, whatever checkout the virtualenv's editable install names (a
+# worktree sharing another's virtualenv would otherwise run that one's code).
+JUMBOCHECK = ["env", "PYTHONPATH=" + os.path.join(ROOT, "python-jumbo"),
+              os.path.join(ROOT, ".venv", "bin", "jumbocheck")]
 ALL_GROUPS = (0, 2147483647)
 USER = "jumbotest"
 RUNS = 3
 
 
 def _jumbocheck(lab, dest, extra=()):
-    done = lab.run("src", [JUMBOCHECK, dest, "--json"] + list(extra), user=USER, check=False,
+    done = lab.run("src", JUMBOCHECK + [dest, "--json"] + list(extra), user=USER, check=False,
                    timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

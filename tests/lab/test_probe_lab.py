@@ -8,7 +8,10 @@ import pytest
 
 from lab_support import ROOT, needs_lab
 
-JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")
+# This checkout's library, whatever checkout the virtualenv's editable install names (a
+# worktree sharing another's virtualenv would otherwise run that one's code).
+JUMBOCHECK = ["env", "PYTHONPATH=" + os.path.join(ROOT, "python-jumbo"),
+              os.path.join(ROOT, ".venv", "bin", "jumbocheck")]
 ALL_GROUPS = (0, 2147483647)
 
 V6_KEY = {"clean-jumbo", "bottleneck-ptb", "vxlan-blackhole", "multi-router-blackhole",
@@ -17,7 +20,7 @@ V6_KEY = {"clean-jumbo", "bottleneck-ptb", "vxlan-blackhole", "multi-router-blac
 
 
 def jumbocheck(lab, dest_argv, extra=()):
-    done = lab.run("src", [JUMBOCHECK] + list(dest_argv) + list(extra) + ["--json"],
+    done = lab.run("src", JUMBOCHECK + list(dest_argv) + list(extra) + ["--json"],
                    user="jumbotest", check=False, timeout=120)
     result = json.loads(done.stdout) if done.stdout.strip() else None
     return done.returncode, result, done.stderr
@@ -144,7 +147,7 @@ def test_with_icmp_datagram_sockets_allowed(lab_factory, scenario):
 @needs_lab
 def test_host_names_and_text_output(lab_factory):
     lab = lab_factory("vxlan-ptb")
-    done = lab.run("src", [JUMBOCHECK, "dst", "--flows", "2"], user="jumbotest", check=False)
+    done = lab.run("src", JUMBOCHECK + ["dst", "--flows", "2"], user="jumbotest", check=False)
     assert done.returncode == 0, done.stderr
     # the same verdict line as `pscheduler task pmtu` (jumbo.testtype.render.verdict)
     assert done.stdout.startswith("Path MTU 8950 < 9000: not jumbo, PMTUD works"), done.stdout
@@ -164,7 +167,7 @@ def test_errors_are_clean(lab_factory):
     assert "IPv6" in result["error"] or "route" in result["error"], result
     status, result, err = jumbocheck(lab, ["dst", "-6"])
     assert status == 1 and "Traceback" not in err
-    done = lab.run("src", [JUMBOCHECK, "dst", "--flows", "many"], user="jumbotest", check=False)
+    done = lab.run("src", JUMBOCHECK + ["dst", "--flows", "many"], user="jumbotest", check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
@@ -236,12 +239,12 @@ def test_loopback_mtu_above_the_largest_ip_packet_is_no_black_hole(lab_factory, 
 def test_jumbocheck_refuses_what_needs_pscheduler_nodes(lab_factory):
     lab = lab_factory("clean-jumbo")
     for extra in (["--reverse"], ["--dest-node", "198.18.0.9"]):
-        done = lab.run("src", [JUMBOCHECK, lab.address("dst", 4)] + extra, user="jumbotest",
+        done = lab.run("src", JUMBOCHECK + [lab.address("dst", 4)] + extra, user="jumbotest",
                        check=False)
         assert done.returncode == 2, done.stdout
         assert "pscheduler task pmtu" in done.stderr
         assert not done.stdout
-    done = lab.run("src", [JUMBOCHECK, "--help"], user="jumbotest", check=False)
+    done = lab.run("src", JUMBOCHECK + ["--help"], user="jumbotest", check=False)
     assert done.returncode == 0
     for option in ("--flows", "--hops", "--timeout", "--json", "-6"):
         assert option in done.stdout

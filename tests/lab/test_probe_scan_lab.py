@@ -12,7 +12,10 @@ import pytest
 from jumbo.protocol.probe_cli import text
 from lab_support import ROOT, needs_lab
 
-JUMBOCHECK = os.path.join(ROOT, ".venv", "bin", "jumbocheck")
+# This checkout's library, whatever checkout the virtualenv's editable install names (a
+# worktree sharing another's virtualenv would otherwise run that one's code).
+JUMBOCHECK = ["env", "PYTHONPATH=" + os.path.join(ROOT, "python-jumbo"),
+              os.path.join(ROOT, ".venv", "bin", "jumbocheck")]
 
 
 def expected_hops(lab, path, version):
@@ -45,7 +48,7 @@ def test_hop_table_with_the_hole_anywhere(lab_factory, scenario):
         member = truth["members"][0]
         assert truth["pmtud"] == "blackhole" and truth["path-mtu"] == 8950, truth
         dest = lab.address("dst", version)
-        done = lab.run("src", [JUMBOCHECK, dest, "--hops", "--json"], user="jumbotest",
+        done = lab.run("src", JUMBOCHECK + [dest, "--hops", "--json"], user="jumbotest",
                        check=False, timeout=120)
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)  # progress never reaches stdout
@@ -70,7 +73,7 @@ def test_hop_table_with_the_hole_anywhere(lab_factory, scenario):
         assert all(r[5:] and r[-1] == "ms" and float(r[-2]) > 0 for r in rows), shown
     if scenario == "hole-last-link":
         # Over UDP the dest answers about once a second: a run of seconds, quiet when asked.
-        done = lab.run("src", [JUMBOCHECK, lab.address("dst", 4), "--quiet", "--hops"],
+        done = lab.run("src", JUMBOCHECK + [lab.address("dst", 4), "--quiet", "--hops"],
                        user="jumbotest", check=False, timeout=120)
         assert done.returncode == 0 and done.stdout.startswith("Path MTU 8950"), done.stderr
         assert "jumbocheck:" not in done.stderr and "probes in 0." not in done.stdout, \

@@ -9,6 +9,9 @@ does; a new version is a new entry in SPEC_VERSIONS / RESULT_VERSIONS.
 """
 
 from .mtu import MAX_IP_PACKET, MIN_MTU_V4
+from .result.members import schema_of
+from .result.pair import Leg, PairResult, Throughput
+from .result.pmtu import Blackhole, Flow, Hop, PmtuResult, Ptb
 from .units import DURATION_PATTERN
 
 # Pacing above 1 Tbit/s per stream is no pacing (iperf3 --fq-rate, bit/s).
@@ -111,161 +114,24 @@ PAIR_SPEC_VERSIONS = {1: PAIR_SPEC_V1}
 MAX_PAIR_SPEC_SCHEMA = max(PAIR_SPEC_VERSIONS)
 
 
-HOP = {
-    "type": "object",
-    "properties": {
-        "ttl": {"type": "integer", "minimum": 1, "maximum": 255},
-        "ip": {"type": ["string", "null"]},
-        "mtu": {"type": ["integer", "null"]},
-        "rtt": {"anyOf": [{"$ref": "#/definitions/duration"}, {"type": "null"}]},
-    },
-    "required": ["ttl", "ip", "mtu"],
-}
-
+# The results' schemas, written from the result classes' field declarations (jumbo.core.
+# result: each member's key, schema and whether it is required, declared once there).
+HOP = schema_of(Hop)
 # A packet-too-big message the probes (or the dest's reflector) received.
-PTB = {
-    "type": "object",
-    "properties": {
-        "from": {"type": ["string", "null"]},
-        "mtu": {"type": ["integer", "null"]},
-        "size": {"type": ["integer", "null"]},
-        "useful": {"type": "boolean"},
-        "count": {"type": "integer", "minimum": 0},
-    },
-}
-
+PTB = schema_of(Ptb)
 # Where big packets vanish without a packet-too-big: the last hop that answered, the size.
-BLACKHOLE = {
-    "type": ["object", "null"],
-    "properties": {
-        "ttl": {"type": ["integer", "null"]},
-        "ip": {"type": ["string", "null"]},
-        "size": {"type": ["integer", "null"]},
-    },
-}
-
-FLOW = {
-    "type": "object",
-    "properties": {
-        "flow": {"type": "integer", "minimum": 0},
-        "source-port": {"type": ["integer", "null"]},
-        "flow-label": {"type": ["integer", "null"]},
-        "path-mtu": {"type": ["integer", "null"]},
-        "pmtud": {"$ref": "#/definitions/pmtud"},
-    },
-    "required": ["path-mtu", "pmtud"],
-}
-
-THROUGHPUT_RUN = {
-    "type": "object",
-    "properties": {
-        "order": {"type": "integer", "minimum": 0},
-        "mtu": {"type": "integer"},
-        "mss": {"type": "integer"},
-        "direction": {"type": "string", "enum": ["forward", "reverse"]},
-        "succeeded": {"type": "boolean"},
-        "throughput": {"type": ["number", "null"]},
-        "retransmits": {"type": ["integer", "null"]},
-        # The kernel's sending MSS and path MTU for the flow: the proof the leg ran at its size.
-        "observed-mss": {"type": ["integer", "null"]},
-        "pmtu": {"type": ["integer", "null"]},
-        "stalled": {"type": "boolean"},
-        "error": {"type": ["string", "null"]},
-    },
-    "required": ["order", "mtu", "mss", "throughput"],
-}
-
-THROUGHPUT_RESULT = {
-    "type": "object",
-    "properties": {
-        "runs": {"type": "array", "items": THROUGHPUT_RUN},
-        "standard": {"type": ["object", "null"]},
-        "jumbo": {"type": ["object", "null"]},
-        "gain": {"type": ["number", "null"]},
-        "gain-noise": {"type": ["number", "null"]},
-        "verdict": {"type": "string", "enum": ["jumbo-faster", "jumbo-slower", "no-difference",
-                                               "blackhole", "skipped", "failed"]},
-        "skipped": {"type": ["string", "null"]},
-        "jumbo-mtu": {"type": ["integer", "null"]},
-    },
-    "required": ["runs"],
-}
-
-# The members every result of the suite starts with (both tests, every version so far).
-RESULT_HEAD = {
-    "schema": {"type": "integer", "enum": [1]},
-    "succeeded": {"type": "boolean"},
-    "error": {"type": ["string", "null"]},
-    "diags": {"type": ["string", "null"]},
-}
-
-RESULT_V1 = {
-    "type": "object",
-    "properties": dict(RESULT_HEAD, **{
-        "path-mtu": {"type": ["integer", "null"]},
-        "local-mtu": {"type": ["integer", "null"]},
-        "target-mtu": {"type": ["integer", "null"]},
-        "jumbo": {"type": ["boolean", "null"]},
-        "pmtud": {"$ref": "#/definitions/pmtud"},
-        "blackhole": BLACKHOLE,
-        # Which forward probes answered: ICMP echo, UDP to a closed port (the dest's ICMP
-        # port unreachable), or the dest participant's reflector.
-        "method": {"enum": ["icmp-echo", "udp", "reflector", None]},
-        "ip-version": {"$ref": "#/definitions/ip-version"},
-        "dest-ip": {"type": ["string", "null"]},
-        # The address the run measured from (the spec's source, else the kernel's choice).
-        "source-ip": {"type": ["string", "null"]},
-        "elapsed": {"type": "number", "minimum": 0},
-        # The fastest round trip of a forward probe that reached the dest.
-        "rtt": {"anyOf": [{"$ref": "#/definitions/duration"}, {"type": "null"}]},
-        "hops": {"type": "array", "items": HOP},
-        "flows": {"type": "array", "items": FLOW},
-        # Flows of the spec the run had no time to measure (single-ended: the dest's ICMP
-        # rate limit); they are not in `flows` and count neither way.
-        "flows-not-measured": {"type": "integer", "minimum": 0},
-        "ptb": {"type": "array", "items": PTB},
-        "reverse-path-mtu": {"type": ["integer", "null"]},
-        # The reverse path (dest -> source), measured with the dest participant's reflector.
-        "reverse-pmtud": {"anyOf": [{"$ref": "#/definitions/pmtud"}, {"type": "null"}]},
-        "reverse-local-mtu": {"type": ["integer", "null"]},
-        "reverse-ptb": {"type": "array", "items": PTB},
-        "reverse-error": {"type": ["string", "null"]},
-        "reverse-flows": {"type": "array", "items": FLOW},
-        "probes": {"type": "integer", "minimum": 0},
-        # The reverse phase's details (rtt, elapsed, probes, rounds, reflector, notes, ...).
-        "reverse": {"type": "object"},
-        # Results archived before jumbo-throughput split off carry the paired legs here.
-        "throughput": {"anyOf": [THROUGHPUT_RESULT, {"type": "null"}]},
-    }),
-    "required": ["schema", "succeeded"],
-    # Complete: a member this schema does not name is a defect, not something to drop.
-    # pScheduler's private members ("_token", ...) are the exception; they are never shown.
-    "patternProperties": {"^_": {}},
-    "additionalProperties": False,
-}
+BLACKHOLE = schema_of(Blackhole)
+FLOW = schema_of(Flow)
+THROUGHPUT_RUN = schema_of(Leg)
+THROUGHPUT_RESULT = schema_of(Throughput)
+RESULT_V1 = schema_of(PmtuResult)
 
 RESULT_VERSIONS = {1: RESULT_V1}
 MAX_RESULT_SCHEMA = max(RESULT_VERSIONS)
 
 # jumbo-throughput result, version 1: the path MTU measured first (which decides the jumbo
 # leg's size), then the throughput object's members at the top level.
-PAIR_RESULT_V1 = {
-    "type": "object",
-    "properties": dict(RESULT_HEAD, **dict({
-        "dest-ip": {"type": ["string", "null"]},
-        "source-ip": {"type": ["string", "null"]},
-        "ip-version": {"anyOf": [{"$ref": "#/definitions/ip-version"}, {"type": "null"}]},
-        "path-mtu": {"type": ["integer", "null"]},
-        "local-mtu": {"type": ["integer", "null"]},
-        "pmtud": {"$ref": "#/definitions/pmtud"},
-        # Why the path MTU is unknown (the jumbo leg then relies on the stall check).
-        "path-mtu-error": {"type": ["string", "null"]},
-        "mathis": {"type": ["object", "null"]},
-        "notes": {"type": "array", "items": {"type": "string"}},
-        "server": {"type": ["object", "null"]},
-    }, **THROUGHPUT_RESULT["properties"])),
-    "required": ["schema", "succeeded", "runs", "verdict"],
-}
+PAIR_RESULT_V1 = schema_of(PairResult)
 
 PAIR_RESULT_VERSIONS = {1: PAIR_RESULT_V1}
 MAX_PAIR_RESULT_SCHEMA = max(PAIR_RESULT_VERSIONS)

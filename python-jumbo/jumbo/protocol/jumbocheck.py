@@ -46,6 +46,22 @@ def run(text):
     return runner.run_participant(run_input)
 
 
+class _Merging(object):
+    """How one test's participant results merge: the tool's merge, its failed result and the
+    test's result schema, chosen once from the test's type (a pmtu test's when it names none).
+    The tool's run kinds (jumbo.tool.kinds) are not loaded here: merged-results needs only
+    the result modules (see _load)."""
+
+    __slots__ = ("merge", "failed", "check")
+
+    def __init__(self, merge, failed, check):
+        self.merge, self.failed, self.check = merge, failed, check
+
+
+MERGING = {"pmtu": _Merging(results.merge, results.failed, validation.check_result),
+           "jumbo-throughput": _Merging(pair.merge, pair.failed, validation.check_pair_result)}
+
+
 def merged_results(text):
     """Always a result object in the test's own shape, never an exception: the participants'
     JSON read once (jumbo.tool.result.merge, jumbo.tool.pair_result.merge), the typed result
@@ -57,20 +73,18 @@ def merged_results(text):
     if not isinstance(data, dict):
         return results.failed("Invalid input: expected an object with test and results").as_json()
     test = data.get("test")
-    merge, failed = results.merge, results.failed
-    if isinstance(test, dict) and test.get("type") == "jumbo-throughput":
-        merge, failed = pair.merge, pair.failed
+    kind = test.get("type") if isinstance(test, dict) else None
+    merging = MERGING.get(kind, MERGING["pmtu"]) if isinstance(kind, str) else MERGING["pmtu"]
     try:
-        merged = merge(test, data.get("results")).as_json()
+        merged = merging.merge(test, data.get("results")).as_json()
     except Exception as err:  # noqa: BLE001 - merged-results must always print JSON
-        return failed("cannot merge the participants' results: %s: %s"
-                      % (type(err).__name__, err)).as_json()
+        return merging.failed("cannot merge the participants' results: %s: %s"
+                              % (type(err).__name__, err)).as_json()
     # A participant's result that is not of the test's shape (a peer's, or a bug) must not
     # become the run's result: the run fails, saying why.
-    check = validation.check_pair_result if merge is pair.merge else validation.check_result
-    valid, error = check(merged)
-    return merged if valid else failed("the participants' results do not merge into a valid "
-                                       "result: %s" % error).as_json()
+    valid, error = merging.check(merged)
+    return merged if valid else merging.failed("the participants' results do not merge into a "
+                                               "valid result: %s" % error).as_json()
 
 
 def enumerate_plugin():

@@ -14,7 +14,8 @@ import threading
 from .. import __version__
 from ..core.errors import JumboError
 from ..probe import measure
-from ..testtype.render import verdict
+from ..core.result.pmtu import Flow, Hop, PmtuResult, Ptb
+from ..testtype.render import pmtu_result, verdict
 from ..testtype.values import rtt_ms
 from ..testtype.spec import CliError, cli_to_spec, option_help
 
@@ -113,28 +114,30 @@ def help_text():
 
 
 def text(result):
-    """Verdict first (the very line `pscheduler task pmtu` prints), then the details."""
+    """Verdict first (the very line `pscheduler task pmtu` prints), then the details; the
+    result (a PmtuResult, or its JSON) read once (render.pmtu_result)."""
+    result = pmtu_result(result)
     lines = [verdict(result)]
     lines.append("Dest %s, target MTU %s, PMTUD %s" % (
-        result.get("dest-ip"), result.get("target-mtu"), result.get("pmtud")))
+        result.dest_ip, result.target_mtu, result.pmtud))
     lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s, round trip %s" % (
-        result.get("local-mtu"), result.get("ip-version"), result.get("method"),
-        result.get("probes", 0), result.get("elapsed", 0.0), rtt_ms(result.get("rtt"))))
-    flows = result.get("flows") or []
+        result.local_mtu, result.ip_version, result.method,
+        result.probes or 0, result.elapsed or 0.0, rtt_ms(result.rtt)))
+    flows = [f for f in result.flows or [] if isinstance(f, Flow)]
     if len(flows) > 1:
         for flow in flows:
-            port = flow.get("source-port")
-            lines.append("  flow %d%s: path MTU %s, PMTUD %s" % (
-                flow["flow"], " (source port %s)" % port if port else " (ICMP echo)",
-                flow.get("path-mtu"), flow.get("pmtud")))
-    for hop in result.get("hops") or []:
+            port = flow.source_port
+            lines.append("  flow %s%s: path MTU %s, PMTUD %s" % (
+                flow.flow, " (source port %s)" % port if port else " (ICMP echo)",
+                flow.path_mtu, flow.pmtud))
+    for hop in [h for h in result.hops or [] if isinstance(h, Hop)]:
         lines.append("  hop %2d  %-28s mtu %-6s rtt %s" % (
-            hop["ttl"], hop.get("ip") or "*", hop.get("mtu") or "?", rtt_ms(hop.get("rtt"))))
-    for ptb in result.get("ptb") or []:
+            hop.ttl, hop.ip or "*", hop.mtu or "?", rtt_ms(hop.rtt)))
+    for ptb in [p for p in result.ptb or [] if isinstance(p, Ptb)]:
         lines.append("  packet-too-big from %s: mtu %s%s" % (
-            ptb.get("from"), ptb.get("mtu"), "" if ptb.get("useful") else " (not usable)"))
-    if result.get("diags"):
-        lines.append("Notes: %s" % result["diags"])
+            ptb.sender, ptb.mtu, "" if ptb.useful else " (not usable)"))
+    if result.diags:
+        lines.append("Notes: %s" % result.diags)
     return "\n".join(lines)
 
 
@@ -162,10 +165,10 @@ def main(argv=None):
             return 2
     try:
         if quiet:
-            result = measure(spec).as_json()
+            result = PmtuResult.from_json(measure(spec).as_json())
         else:
             with Progress(sys.stderr) as progress:
-                result = measure(spec, progress=progress).as_json()
+                result = PmtuResult.from_json(measure(spec, progress=progress).as_json())
     except JumboError as err:
         if want_json:
             print(json.dumps({"schema": 1, "succeeded": False, "error": str(err),
@@ -179,7 +182,7 @@ def main(argv=None):
         sys.stderr.write("jumbocheck: internal error: %s: %s\n" % (type(err).__name__, err))
         return 1
     if want_json:
-        print(json.dumps(result, sort_keys=True))
+        print(json.dumps(result.as_json(), sort_keys=True))
     else:
         print(text(result))
     return 0

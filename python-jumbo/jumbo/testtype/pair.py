@@ -5,9 +5,10 @@ slot the tool asks for. A path-MTU probe is a few dozen packets and belongs in t
 `background` (the `pmtu` test); the paired legs saturate the path and must be `exclusive`, but
 only for as long as they run. So the legs are this test, run by the same jumbocheck tool.
 
-What a run does (jumbo.tool.runner with jumbo.tool.throughput): the source (p0, the lead) measures the
-path MTU first (one flow, bounded by jumbo.core.spec.slot.PATH_MTU_BUDGET), which decides the jumbo leg's size (a
-path that cannot carry 9000 is tested at its path MTU, one at 1500 gets no jumbo leg), then
+What a run does (jumbo.tool.runner with jumbo.tool.throughput): the source (p0, the lead)
+measures the path MTU first (one flow, bounded by jumbo.core.spec.slot.PATH_MTU_BUDGET), which
+decides the jumbo leg's size (a path that cannot carry 9000 is tested at its path MTU, one at
+1500 gets no jumbo leg), then
 runs the iperf3 clients against the dest's (p1) server in ABBA order with the MSS verified on
 the wire; the result carries the gain with its noise estimate and the Mathis ceilings.
 

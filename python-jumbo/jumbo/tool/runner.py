@@ -31,9 +31,10 @@ Participant data (computed at scheduling time, on each participant for its own i
   the task author (docs/security.md): what a token holder can do is bounded there. With a
   throughput phase both add `iperf3-auth` and p1 `_iperf3-key` (jumbo.tool.iperf_auth).
 
-Time budget (`duration`, a pure function of the spec): jumbo.core.spec.slot; deadlines: jumbo.tool.slot. Every phase runs
-against a hard deadline derived from schedule.start + the slot, and a last-resort alarm turns
-an overrun into a clean `succeeded: false` line before the runner's kill (slot end + 1 s).
+Time budget (`duration`, a pure function of the spec and the run's kind): jumbo.core.spec.slot.
+Every phase runs against a hard deadline derived from schedule.start + the slot, and a
+last-resort alarm turns an overrun into a clean `succeeded: false` line before the runner's
+kill (slot end + 1 s): jumbo.tool.slot.
 
 Output of `run`: exactly one JSON line {"succeeded", "result", "error", "diags"}.
   p0's `result` is already the test's result object (jumbo.tool.result.assemble); p1's is

@@ -175,7 +175,7 @@ class OpenSearchQueries(SearchClient, Queries):
                 "an": {"value_count": {"field": "jumbo.flows_asked"}}}
         out, shared = {}, {}
         for b in self.composite(self.pmtu, query, [{"path": {"terms": {"field": "jumbo.path"}}}],
-                                aggs, "jumbo runs per path", page=1000):
+                                aggs, "jumbo runs per path"):
             counts = [b.get("doc_count"), b["f"].get("value"), b["fn"].get("value"),
                       b["a"].get("value"), b["an"].get("value")]
             # An archive's answer is read as hostile: counts are non-negative numbers.

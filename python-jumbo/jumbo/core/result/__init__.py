@@ -1,6 +1,8 @@
 """The suite's results as typed objects, built once by the code that measures them and read
 by attribute everywhere; JSON only at the doors (the plugin methods, the archive record):
-`as_json()` / `from_json()` of each (members.Members).
+`as_json()` / `from_json()` of each (members.Members). Each class declares its members once
+(members.Field: key, schema, required, part); the result schemas of jumbo.core.schema are
+written from those declarations (members.schema_of).
 
 Public API:
     PmtuResult, Flow, Hop, Ptb, Blackhole, Reverse, fold_pmtud, PMTUD_ORDER   (pmtu)

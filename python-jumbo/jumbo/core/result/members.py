@@ -19,6 +19,68 @@ def attribute(key):
     return RENAMED.get(key) or key.replace("-", "_")
 
 
+# Member schemas several parts share.
+INT_OR_NULL = {"type": ["integer", "null"]}
+NUMBER_OR_NULL = {"type": ["number", "null"]}
+STRING_OR_NULL = {"type": ["string", "null"]}
+
+
+class Field(object):
+    """One JSON member of a result part, declared once: its key (the attribute is
+    attribute(key)), its JSON schema (None: a member the part carries beyond the result
+    schema's names, allowed by it but not named), whether the schema requires it. A schema
+    may name a part class (or [class] for an array of them): schema_of() writes that part's
+    own schema there, and from_json reads the member as that part."""
+
+    __slots__ = ("key", "schema", "required", "part")
+
+    def __init__(self, key, schema=None, required=False, part=None):
+        self.key, self.schema, self.required, self.part = key, schema, required, part
+
+    def requiring(self, required):
+        return Field(self.key, self.schema, required, self.part)
+
+
+# The members every result of the suite starts with (both tests, every version so far).
+HEAD = (Field("schema", {"type": "integer", "enum": [1]}, required=True),
+        Field("succeeded", {"type": "boolean"}, required=True),
+        Field("error", STRING_OR_NULL),
+        Field("diags", STRING_OR_NULL))
+
+
+def keys(fields):
+    return tuple(field.key for field in fields)
+
+
+def parts(fields):
+    """{key: class or [class]}: the members that hold parts."""
+    return dict((field.key, field.part) for field in fields if field.part is not None)
+
+
+def schema_of(kind):
+    """The JSON schema of a part class, written from its FIELDS (nested parts' too): "type"
+    (kind.JSON_TYPE), the named members' schemas in declaration order, "required", then
+    kind.SCHEMA_EXTRA."""
+    schema = {"type": kind.JSON_TYPE,
+              "properties": dict((field.key, _resolved(field.schema)) for field in kind.FIELDS
+                                 if field.schema is not None)}
+    required = [field.key for field in kind.FIELDS if field.required]
+    if required:
+        schema["required"] = required
+    schema.update(copy.deepcopy(kind.SCHEMA_EXTRA))
+    return schema
+
+
+def _resolved(schema):
+    if isinstance(schema, type) and issubclass(schema, Members):
+        return schema_of(schema)
+    if isinstance(schema, dict):
+        return dict((key, _resolved(value)) for key, value in schema.items())
+    if isinstance(schema, list):
+        return [_resolved(value) for value in schema]
+    return copy.deepcopy(schema)
+
+
 def slots(keys, *more):
     """A part's __slots__: its members' attribute names (and `more`). Slots, not a __dict__:
     a run makes a part per hop, flow and PTB, and they must cost no more than the dicts."""
@@ -26,15 +88,19 @@ def slots(keys, *more):
 
 
 class Members(object):
-    """A result part. Subclasses name their JSON members in KEYS (the schema's properties,
-    checked by tests/test_core_result.py), the parts some members hold in PARTS ({key: class}
-    for an object, {key: [class]} for an array of objects), and DEFAULTS ({key: value}) for
+    """A result part. Subclasses declare their JSON members once in FIELDS (Field: key,
+    schema, required, part); KEYS (keys(FIELDS)) and PARTS (parts(FIELDS): {key: class} for
+    an object, {key: [class]} for an array of objects) follow from them, and the result
+    schema is written from them (schema_of; jumbo.core.schema). DEFAULTS ({key: value}) are
     the members every new part starts with."""
 
     __slots__ = ("_present", "_extra")
+    FIELDS = ()
     KEYS = ()
     PARTS = {}
     DEFAULTS = {}
+    JSON_TYPE = "object"
+    SCHEMA_EXTRA = {}
 
     def __init__(self, **fields):
         object.__setattr__(self, "_present", [])

@@ -3,10 +3,13 @@ located black hole, one measured flow, the reverse phase's outcome, and `PmtuRes
 core.schema.RESULT_V1; tests/test_core_result.py checks the members against it)."""
 
 from ..mtu import DEFAULT_TARGET_MTU
-from .members import Members, slots
+from .members import HEAD, INT_OR_NULL, STRING_OR_NULL, Field, Members, keys, parts, slots
 from .pair import Throughput
 
 SCHEMA = 1
+PMTUD = {"$ref": "#/definitions/pmtud"}
+DURATION_OR_NULL = {"anyOf": [{"$ref": "#/definitions/duration"}, {"type": "null"}]}
+
 # The PMTUD verdicts, worst first: a run's (and a direction's) verdict is its worst flow's.
 PMTUD_ORDER = ("blackhole", "unknown", "ok", "not-needed")
 
@@ -22,14 +25,21 @@ def fold_pmtud(verdicts):
 class Hop(Members):
     """One hop of the path as the TTL scan saw it."""
 
-    KEYS = ("ttl", "ip", "mtu", "rtt")
+    FIELDS = (Field("ttl", {"type": "integer", "minimum": 1, "maximum": 255}, required=True),
+              Field("ip", STRING_OR_NULL, required=True),
+              Field("mtu", INT_OR_NULL, required=True),
+              Field("rtt", DURATION_OR_NULL))
+    KEYS = keys(FIELDS)
     __slots__ = slots(KEYS)
 
 
 class Ptb(Members):
     """A packet-too-big message heard (its sender is the JSON member `from`)."""
 
-    KEYS = ("from", "mtu", "size", "useful", "count")
+    FIELDS = (Field("from", STRING_OR_NULL), Field("mtu", INT_OR_NULL), Field("size", INT_OR_NULL),
+              Field("useful", {"type": "boolean"}),
+              Field("count", {"type": "integer", "minimum": 0}))
+    KEYS = keys(FIELDS)
     __slots__ = slots(KEYS)
 
     @classmethod
@@ -43,14 +53,19 @@ class Ptb(Members):
 class Blackhole(Members):
     """Where big packets vanish without a PTB: the last hop that answered, and the size."""
 
-    KEYS = ("ttl", "ip", "size")
+    FIELDS = (Field("ttl", INT_OR_NULL), Field("ip", STRING_OR_NULL), Field("size", INT_OR_NULL))
+    KEYS = keys(FIELDS)
     __slots__ = slots(KEYS)
+    JSON_TYPE = ["object", "null"]
 
 
 class Flow(Members):
     """One flow's search: its path MTU (None when unconfirmed), its verdict, its 5-tuple."""
 
-    KEYS = ("flow", "source-port", "flow-label", "path-mtu", "pmtud")
+    FIELDS = (Field("flow", {"type": "integer", "minimum": 0}),
+              Field("source-port", INT_OR_NULL), Field("flow-label", INT_OR_NULL),
+              Field("path-mtu", INT_OR_NULL, required=True), Field("pmtud", PMTUD, required=True))
+    KEYS = keys(FIELDS)
     __slots__ = slots(KEYS)
 
 
@@ -105,14 +120,47 @@ class Reverse(object):
 class PmtuResult(Members):
     """The pmtu test's result (jumbo.core.schema.RESULT_V1)."""
 
-    KEYS = ("schema", "succeeded", "error", "diags", "path-mtu", "local-mtu", "target-mtu",
-            "jumbo", "pmtud", "blackhole", "method", "ip-version", "dest-ip", "source-ip",
-            "elapsed", "rtt", "hops", "flows", "flows-not-measured", "ptb", "reverse-path-mtu",
-            "reverse-pmtud", "reverse-local-mtu", "reverse-ptb", "reverse-error",
-            "reverse-flows", "probes", "reverse", "throughput")
+    FIELDS = HEAD + (
+        Field("path-mtu", INT_OR_NULL),
+        Field("local-mtu", INT_OR_NULL),
+        Field("target-mtu", INT_OR_NULL),
+        Field("jumbo", {"type": ["boolean", "null"]}),
+        Field("pmtud", PMTUD),
+        Field("blackhole", Blackhole, part=Blackhole),
+        # Which forward probes answered: ICMP echo, UDP to a closed port (the dest's ICMP
+        # port unreachable), or the dest participant's reflector.
+        Field("method", {"enum": ["icmp-echo", "udp", "reflector", None]}),
+        Field("ip-version", {"$ref": "#/definitions/ip-version"}),
+        Field("dest-ip", STRING_OR_NULL),
+        # The address the run measured from (the spec's source, else the kernel's choice).
+        Field("source-ip", STRING_OR_NULL),
+        Field("elapsed", {"type": "number", "minimum": 0}),
+        # The fastest round trip of a forward probe that reached the dest.
+        Field("rtt", DURATION_OR_NULL),
+        Field("hops", {"type": "array", "items": Hop}, part=[Hop]),
+        Field("flows", {"type": "array", "items": Flow}, part=[Flow]),
+        # Flows of the spec the run had no time to measure (single-ended: the dest's ICMP
+        # rate limit); they are not in `flows` and count neither way.
+        Field("flows-not-measured", {"type": "integer", "minimum": 0}),
+        Field("ptb", {"type": "array", "items": Ptb}, part=[Ptb]),
+        Field("reverse-path-mtu", INT_OR_NULL),
+        # The reverse path (dest -> source), measured with the dest participant's reflector.
+        Field("reverse-pmtud", {"anyOf": [PMTUD, {"type": "null"}]}),
+        Field("reverse-local-mtu", INT_OR_NULL),
+        Field("reverse-ptb", {"type": "array", "items": Ptb}, part=[Ptb]),
+        Field("reverse-error", STRING_OR_NULL),
+        Field("reverse-flows", {"type": "array", "items": Flow}, part=[Flow]),
+        Field("probes", {"type": "integer", "minimum": 0}),
+        # The reverse phase's details (rtt, elapsed, probes, rounds, reflector, notes, ...).
+        Field("reverse", {"type": "object"}),
+        # Results archived before jumbo-throughput split off carry the paired legs here.
+        Field("throughput", {"anyOf": [Throughput, {"type": "null"}]}, part=Throughput))
+    KEYS = keys(FIELDS)
     __slots__ = slots(KEYS)
-    PARTS = {"blackhole": Blackhole, "hops": [Hop], "flows": [Flow], "ptb": [Ptb],
-             "reverse-ptb": [Ptb], "reverse-flows": [Flow], "throughput": Throughput}
+    PARTS = parts(FIELDS)
+    # Complete: a member this schema does not name is a defect, not something to drop.
+    # pScheduler's private members ("_token", ...) are the exception; they are never shown.
+    SCHEMA_EXTRA = {"patternProperties": {"^_": {}}, "additionalProperties": False}
     DEFAULTS = {"schema": SCHEMA, "succeeded": False, "error": None, "diags": "",
                 "path-mtu": None, "local-mtu": None, "target-mtu": DEFAULT_TARGET_MTU,
                 "jumbo": None, "pmtud": "unknown", "blackhole": None, "hops": [], "flows": [],
