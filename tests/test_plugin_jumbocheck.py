@@ -261,19 +261,38 @@ def test_run_answers_bad_input_with_one_json_line(stdin):
     assert done.stderr == ""
 
 
+def _blocked_reading_stdin(pid, limit=60.0):
+    """True once process `pid` sits in read(0, ...) (/proc/PID/syscall: number 0, fd 0x0),
+    i.e. its imports are done and it waits for its input; polled, bounded by `limit` s."""
+    import time
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/syscall" % pid) as handle:
+                fields = handle.read().split()
+        except OSError:
+            return False
+        if fields[:2] == ["0", "0x0"]:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the run gets a network namespace of its own")
 def test_run_killed_while_it_still_loads_answers_terminated():
     """pScheduler's runner may send SIGTERM before `run` has read its input (a busy node, a
     slot that ends early): the run still prints its one JSON line, not nothing. The run input
-    is written only after the SIGTERM, so the signal lands before the run's own handler."""
+    is written only after the SIGTERM, which is sent once the run blocks reading its input
+    (seen in /proc, not guessed with a sleep). The run has a network namespace of its own
+    with no interface up, so whatever it does, no probe leaves this machine's namespace."""
     import signal
     import subprocess
-    import time
-    proc = subprocess.Popen([harness.method_path("tool", "jumbocheck", "run")],
+    proc = subprocess.Popen(["unshare", "--net", "--", harness.method_path("tool", "jumbocheck", "run")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, universal_newlines=True,
                             env=harness.plugin_env())
     try:
-        time.sleep(1.0)  # imports done: blocked reading stdin
+        assert _blocked_reading_stdin(proc.pid), "the run never blocked reading its input"
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(json.dumps(_run_input(SPEC)), timeout=20)
     finally:
