@@ -5,6 +5,8 @@ minimum MTUs of RFC 791 (68) and RFC 8200 (1280)."""
 
 import pytest
 
+from jumbo.core.errors import JumboError
+
 from jumbo.core.spec import checks
 
 
@@ -150,6 +152,8 @@ def test_require_valid_raises_with_the_message():
     with pytest.raises(ValueError) as caught:
         checks.require_valid({"dest": "h", "flows": 0})
     assert str(caught.value) == "Invalid spec: At /flows: 0 is less than the minimum of 1"
+    # Under the library's one exception base, so a command explains it instead of a traceback.
+    assert isinstance(caught.value, JumboError)
 
 
 def test_semantic_problem_alone_sees_what_the_schema_cannot():

@@ -12,6 +12,7 @@ import importlib
 import re
 
 from . import quick_schema
+from .errors import JumboError
 from . import schema as schemas
 
 
@@ -129,9 +130,14 @@ def validate_spec(spec, maximum, shape_problem, check_schema, semantic_problem):
     return True, None
 
 
+class InvalidSpec(JumboError, ValueError):
+    """A spec the suite refuses: a JumboError the commands explain, and still a ValueError
+    for the callers (pScheduler's methods) that catch a bad input as one."""
+
+
 def require_valid(spec, validate):
-    """`spec` itself, or ValueError("Invalid spec: At /...")."""
+    """`spec` itself, or InvalidSpec("Invalid spec: At /...")."""
     valid, error = validate(spec)
     if not valid:
-        raise ValueError("Invalid spec: %s" % error)
+        raise InvalidSpec("Invalid spec: %s" % error)
     return spec
