@@ -40,10 +40,19 @@ def test_number(value, expected):
 
 @pytest.mark.parametrize("value,shown", [
     (None, "-"), (True, "yes"), (False, "no"), (0, "0"), ("rfc4821", "rfc4821"),
-    (9000, "9000"), ([1, 2], "[1, 2]"),
+    (9000, "9000"), ([1, 2], "[1, 2]"), (1.5, "1.5"),
+    # A result's JSON may carry NaN or Infinity (Python's json reads them); never shown as "nan".
+    (float("nan"), "-"), (float("inf"), "-"), (float("-inf"), "-"),
 ])
 def test_show(value, shown):
     assert values.show(value) == shown
+
+
+def test_a_nan_path_mtu_reads_as_missing_in_the_result_text():
+    from jumbo.testtype import render
+    text = render.result_text({"dest": "x"}, {"succeeded": True, "schema": 1,
+                                              "path-mtu": float("nan"), "target-mtu": 9000})
+    assert "nan" not in text.lower() and "Path MTU:     -" in text, text
 
 
 @pytest.mark.parametrize("value,shown", [

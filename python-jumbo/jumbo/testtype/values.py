@@ -35,8 +35,9 @@ def number(value):
 
 
 def show(value):
-    """Any value as short text ("-" for missing)."""
-    if value is None:
+    """Any value as short text ("-" for missing: a NaN or infinite number, which a result's JSON
+    can carry but no measurement means, is missing too)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
