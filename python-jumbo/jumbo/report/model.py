@@ -102,7 +102,9 @@ def _build_all(queries, opts):
     try:
         f_evidence = side.submit(queries.evidence, window, target)
         # How sure each jumbo verdict is: the jumbo runs per path and their flows.
-        f_agreement = side.submit(queries.agreement, window, target)
+        # (In a list the model empties once read: an entry per jumbo path, ~70 MB for 460,000,
+        # not held by the future until the report is done.)
+        f_agreement = side.submit(lambda: [queries.agreement(window, target)])
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
 
@@ -188,7 +190,7 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min,
                                                                  host_mtu)
     report["limiting_hosts"] = limiting_hosts(paths, _host_sites(paths))
-    confidence.attach(paths, f_agreement.result())
+    confidence.attach(paths, f_agreement.result().pop())
     report["confidence"] = confidence.summary(paths)
     changes = _add_trend(report, f_hist, held_paths, interval)
     measured, latency = f_gain.result()
