@@ -157,24 +157,49 @@ class Members(object):
     @classmethod
     def from_json(cls, document):
         """The part a JSON object holds (a copy: the document is left alone)."""
+        names = _attributes(cls)
         part = cls.__new__(cls)
-        object.__setattr__(part, "_present", [])
-        object.__setattr__(part, "_extra", None)
-        for key in cls.KEYS:
-            object.__setattr__(part, attribute(key), None)
+        present = []
+        put = object.__setattr__
+        put(part, "_present", present)
+        put(part, "_extra", None)
+        for name in names.values():
+            put(part, name, None)
+        parts = cls.PARTS
         for key, value in document.items():
-            if key in cls.KEYS:
-                setattr(part, attribute(key), _read(cls.PARTS.get(key), value))
+            name = names.get(key)
+            if name is not None:
+                # What __setattr__ does, without its per-member dispatch (the report reads
+                # millions of stored hops).
+                put(part, name, _read(parts.get(key), value))
+                if name not in present:
+                    present.append(name)
             else:
                 if part._extra is None:
-                    object.__setattr__(part, "_extra", {})
+                    put(part, "_extra", {})
                 part._extra[key] = copy.deepcopy(value)
         return part
+
+
+_ATTRIBUTES = {}
+
+
+def _attributes(cls):
+    """{JSON key: attribute name} of a part's class, worked out once per class."""
+    names = _ATTRIBUTES.get(cls)
+    if names is None:
+        names = _ATTRIBUTES[cls] = dict((key, attribute(key)) for key in cls.KEYS)
+    return names
+
+
+_IMMUTABLE = (str, int, float, bool)
 
 
 def _read(kind, value):
     """A member's value as its part (class) or list of parts ([class]); left as JSON when
     it is not of that shape (the schema check says what is wrong with it)."""
+    if value is None or type(value) in _IMMUTABLE:
+        return value    # nothing to copy: most members are these (the report reads millions)
     if isinstance(kind, list) and isinstance(value, list):
         return [kind[0].from_json(item) if isinstance(item, dict) else copy.deepcopy(item)
                 for item in value]
