@@ -138,53 +138,74 @@ def _hole(p):
 def verdict(paths, site, stale_hours, now):
     """(state, status line, performance data, detail lines) for the report's per-path model
     `paths` (model.Path), the site's only."""
-    if site is not None:
-        wanted = site.upper()
-        mine = [p for p in paths if wanted in (p.source_site.upper(), p.dest_site.upper())]
-        if not mine:
-            known = sorted(set(s for p in paths for s in (p.source_site, p.dest_site)))
-            raise ReportError("no path from or to site %s in the store (its sites: %s)"
-                              % (site, ", ".join(known[:20]) + (" ..." if len(known) > 20 else "")))
-        paths = mine
+    paths = _site_paths(paths, site)
     where = "%s's paths" % site if site else "the mesh"
-    holes = [p for p in paths if p.blackhole]
-    reverse_holes = [p for p in paths if p.reverse_blackhole and not p.blackhole]
-    stale = [p for p in paths if _age(p, now) > stale_hours * 3600]
-    one_way = [p for p in paths if not p.reverse_known]
-    unknown = [p for p in paths if p.state == "unknown"]
-    failed = [p for p in paths if p.state == "failed"]
-    capable = sum(1 for p in paths if p.capable)
-    newest = min(_age(p, now) for p in paths)
-    perf = " ".join([
-        "paths_measured=%d;;;0" % len(paths), "capable_paths=%d;;;0" % capable,
-        "blackholes=%d;;0;0" % len(holes), "reverse_blackholes=%d;;0;0" % len(reverse_holes),
-        "stale_paths=%d;0;;0" % len(stale), "paths_one_way=%d;0;;0" % len(one_way),
-        "unknown_paths=%d;0;;0" % len(unknown), "failed_paths=%d;0;;0" % len(failed),
-        "newest_age=%ds;%d;;0" % (max(0, newest), stale_hours * 3600)])
-    counts = "%d paths, %d jumbo both ways" % (len(paths), capable)
-    if holes or reverse_holes:
-        bad = holes + reverse_holes
-        state = CRITICAL
-        head = "%d black-holed path%s on %s (%s): %s" % (
-            len(bad), "" if len(bad) == 1 else "s", where, counts, _hole(bad[0]))
-        details = [_hole(p) for p in bad]
-    elif len(unknown) + len(failed) == len(paths):
-        state = UNKNOWN
-        head = "no path of %s decided: %d failed, %d with flows unmeasured" % (
-            where, len(failed), len(unknown))
-        details = [_name(p) + " " + p.state for p in failed + unknown]
-    elif stale or one_way or unknown or failed:
-        state = WARNING
-        parts = [(stale, "not measured for %g h" % stale_hours), (one_way, "measured one way only"),
-                 (failed, "failed"), (unknown, "undecided (flows unmeasured)")]
-        head = "%s on %s (%s)" % ("; ".join("%d %s" % (len(ps), what) for ps, what in parts if ps),
-                                  where, counts)
-        details = ["%s %s" % (_name(p), what) for ps, what in parts for p in ps]
-    else:
-        state = OK
-        head = "%s, none black-holed, all measured both ways within %g h (%s)" % (
-            where, stale_hours, counts)
-        details = []
+    groups = _Groups(paths, stale_hours, now)
+    state, head, details = _judge(groups, where, stale_hours)
     if len(details) > MAX_DETAILS:
         details = details[:MAX_DETAILS] + ["... %d more" % (len(details) - MAX_DETAILS)]
-    return state, head, perf, details
+    return state, head, groups.perfdata(stale_hours), details
+
+
+def _site_paths(paths, site):
+    """The paths from or to `site` (all of them without one); a site the store does not
+    know is an error that lists the sites it does."""
+    if site is None:
+        return paths
+    wanted = site.upper()
+    mine = [p for p in paths if wanted in (p.source_site.upper(), p.dest_site.upper())]
+    if not mine:
+        known = sorted(set(s for p in paths for s in (p.source_site, p.dest_site)))
+        raise ReportError("no path from or to site %s in the store (its sites: %s)"
+                          % (site, ", ".join(known[:20]) + (" ..." if len(known) > 20 else "")))
+    return mine
+
+
+class _Groups(object):
+    """The paths sorted into what a monitoring check reports on."""
+
+    def __init__(self, paths, stale_hours, now):
+        self.paths = paths
+        self.holes = [p for p in paths if p.blackhole]
+        self.reverse_holes = [p for p in paths if p.reverse_blackhole and not p.blackhole]
+        self.stale = [p for p in paths if _age(p, now) > stale_hours * 3600]
+        self.one_way = [p for p in paths if not p.reverse_known]
+        self.unknown = [p for p in paths if p.state == "unknown"]
+        self.failed = [p for p in paths if p.state == "failed"]
+        self.capable = sum(1 for p in paths if p.capable)
+        self.newest = min(_age(p, now) for p in paths)
+
+    def counts(self):
+        return "%d paths, %d jumbo both ways" % (len(self.paths), self.capable)
+
+    def perfdata(self, stale_hours):
+        return " ".join([
+            "paths_measured=%d;;;0" % len(self.paths), "capable_paths=%d;;;0" % self.capable,
+            "blackholes=%d;;0;0" % len(self.holes),
+            "reverse_blackholes=%d;;0;0" % len(self.reverse_holes),
+            "stale_paths=%d;0;;0" % len(self.stale), "paths_one_way=%d;0;;0" % len(self.one_way),
+            "unknown_paths=%d;0;;0" % len(self.unknown), "failed_paths=%d;0;;0" % len(self.failed),
+            "newest_age=%ds;%d;;0" % (max(0, self.newest), stale_hours * 3600)])
+
+
+def _judge(g, where, stale_hours):
+    """(state, status line, detail lines): the worst of black holes (CRITICAL), nothing
+    decided (UNKNOWN), stale/one-way/undecided/failed paths (WARNING), else OK."""
+    if g.holes or g.reverse_holes:
+        bad = g.holes + g.reverse_holes
+        head = "%d black-holed path%s on %s (%s): %s" % (
+            len(bad), "" if len(bad) == 1 else "s", where, g.counts(), _hole(bad[0]))
+        return CRITICAL, head, [_hole(p) for p in bad]
+    if len(g.unknown) + len(g.failed) == len(g.paths):
+        head = "no path of %s decided: %d failed, %d with flows unmeasured" % (
+            where, len(g.failed), len(g.unknown))
+        return UNKNOWN, head, [_name(p) + " " + p.state for p in g.failed + g.unknown]
+    parts = [(g.stale, "not measured for %g h" % stale_hours), (g.one_way, "measured one way only"),
+             (g.failed, "failed"), (g.unknown, "undecided (flows unmeasured)")]
+    if any(ps for ps, _ in parts):
+        head = "%s on %s (%s)" % ("; ".join("%d %s" % (len(ps), what) for ps, what in parts if ps),
+                                  where, g.counts())
+        return WARNING, head, ["%s %s" % (_name(p), what) for ps, what in parts for p in ps]
+    head = "%s, none black-holed, all measured both ways within %g h (%s)" % (
+        where, stale_hours, g.counts())
+    return OK, head, []
