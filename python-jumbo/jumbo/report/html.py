@@ -229,9 +229,37 @@ def _seen(b):
 
 
 def to_html(r):
+    """The whole page: what to do first, the headline cards, then each section."""
     w = r["window"]
     target = r["target_mtu"]
-    cards = [
+    body = [
+        "<h1>Jumbo-frame adoption%s</h1>" % (": site " + escape(r["site"]) if r.get("site") else ""),
+        '<div class="meta">store %s &middot; %d pmtu results %s &ndash; %s &middot; target IP MTU %d '
+        '&middot; generated %s</div>' % (escape(r["store"]), w["results"], escape(str(w["first"])),
+                                         escape(str(w["last"])), target, escape(r["generated"])),
+        actions_view.html(r, _table),
+        '<div class="cards">%s</div>' % "".join(_cards(r)),
+        "<ul>%s</ul>" % "".join(_status(r)),
+        _telemetry(r),
+        _fireflies(r),
+        _confidence(r),
+    ] + _blackholes_section(r) + _culprits_section(r) + _sites_section(r) + [
+        '<h2 id="trend">Trend per %s: share of results (runs, not paths) that carried the target, '
+        'with the DC26 and DC28 targets%s</h2>'
+        % (escape(r["trend"]["interval"]), " (site %s's hosts' results)" % escape(r["site"]) if r.get("site") else ""),
+        trend_svg(r),
+        '<h2 id="gains">Jumbo gain</h2>',
+        "<p>%s</p>" % escape(" ".join(_gain_text(r))),
+        gains_svg(r),
+    ] + _changes_section(r)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>Jumbo-frame adoption report</title><style>%s</style></head><body>\n%s\n</body></html>\n"
+            % (CSS, "\n".join(body)))
+
+
+def _cards(r):
+    target = r["target_mtu"]
+    return [
         _card("configured: hosts with MTU >= %d" % target, pct(r["configured"]),
               "%d of %d measuring hosts" % (r["configured_hosts"], r["hosts"])),
         _card("capable: paths carrying %d both ways" % target, pct(r["capable"]),
@@ -239,39 +267,90 @@ def to_html(r):
         _card("paths measured one way only", str(r["paths_one_way"]),
               "reverse never measured: never counted capable; %d measured both ways"
               % r["paths_both_ways"]),
-        _card("used: traffic-weighted", pct(r["used"]),
-              telemetry_view.used_card_note(r) if r.get("telemetry") else
-              firefly_view.used_card_note(r) if r.get("used_source") == "fireflies" else
-              "from the volume matrix" if r["used"] is not None else "no volume matrix given"),
+        _card("used: traffic-weighted", pct(r["used"]), _used_note(r)),
         _card("black holes", str(len(r["blackholes"])), "paths where big packets vanish"),
         _card("undecided", str(r.get("unknown_paths", 0)),
               "paths with a started flow left unconfirmed (PMTUD unknown): never counted "
               "capable"),
     ]
+
+
+def _used_note(r):
+    if r.get("telemetry"):
+        return telemetry_view.used_card_note(r)
+    if r.get("used_source") == "fireflies":
+        return firefly_view.used_card_note(r)
+    return "from the volume matrix" if r["used"] is not None else "no volume matrix given"
+
+
+def _met(flag):
+    return '<b class="%s">%s</b>' % ("met" if flag else "notmet", "met" if flag else "not met")
+
+
+def _status(r):
     status = []
     for s in r["status"]:
-        line = '%s (%s): paths <b class="%s">%s</b>' % (
-            s["target"], pct(s["goal"]), "met" if s["paths_met"] else "notmet",
-            "met" if s["paths_met"] else "not met")
+        line = '%s (%s): paths %s' % (s["target"], pct(s["goal"]), _met(s["paths_met"]))
         if s["traffic_met"] is not None:
-            line += ', traffic <b class="%s">%s</b>' % (
-                "met" if s["traffic_met"] else "notmet", "met" if s["traffic_met"] else "not met")
+            line += ', traffic %s' % _met(s["traffic_met"])
         status.append("<li>%s</li>" % line)
+    return status
+
+
+def _blackholes_section(r):
     limit = min(r.get("limit") or len(r["blackholes"]), 50)   # the culprits table groups the rest
-    bh_rows = [(b["source"], b["dest"], b["family"], b["source_site"], b["dest_site"], b["size"], b["hop_ttl"],
-                b["hop_ip"], "partial (per-flow)" if b["partial"] else "full", b["measured"],
-                _seen(b))
-               for b in r["blackholes"][:limit]]
-    bh_more = ("<p>... and %d more (all of them in the JSON and CSV output).</p>"
-               % (len(r["blackholes"]) - limit)) if len(r["blackholes"]) > limit else ""
-    culprit_rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"], culprit_owner(c),
-                     culprit_affected(c), "; ".join(c["examples"])) for c in r["culprits"]]
-    site_rows = [(s["rank"], s["site"], s["hosts"], "/".join(str(m) for m in s["host_mtu"]),
-                  "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
-                  s["fails"], s["pmtud"], "%d (%s)%s" % (
-                      s["unlocked_paths"], pct(s["unlocked"]),
-                      "; %s of traffic" % pct(s["unlocked_traffic"]) if s["unlocked_traffic"] is not None else ""))
-                 for s in r["sites"]]
+    rows = [(b["source"], b["dest"], b["family"], b["source_site"], b["dest_site"], b["size"],
+             b["hop_ttl"], b["hop_ip"], "partial (per-flow)" if b["partial"] else "full",
+             b["measured"], _seen(b))
+            for b in r["blackholes"][:limit]]
+    more = ("<p>... and %d more (all of them in the JSON and CSV output).</p>"
+            % (len(r["blackholes"]) - limit)) if len(r["blackholes"]) > limit else ""
+    return ['<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
+            _table(["source", "dest", "family", "source site", "dest site", "size vanishing", "hop",
+                    "hop IP", "kind", "measured", "seen"], rows, lambda i: "bh") + more
+            if rows else "<p>None.</p>"]
+
+
+def _culprits_section(r):
+    rows = [(c["hop_ip"], c["paths"], c["blackholes"], c["mtu"], culprit_owner(c),
+             culprit_affected(c), "; ".join(c["examples"])) for c in r["culprits"]]
+    return ['<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
+            _table(["hop", "failing paths", "black holes", "MTU", "owner", "affected sites",
+                    "examples"], rows)
+            if rows else "<p>No hop is shared by several failing paths.</p>",
+            "<p>%s</p>" % escape(host_sentence(r))]
+
+
+def _sites_section(r):
+    rows = [(s["rank"], s["site"], s["hosts"], "/".join(str(m) for m in s["host_mtu"]),
+             "%d/%d" % (s["out_capable"], s["out_paths"]), "%d/%d" % (s["in_capable"], s["in_paths"]),
+             s["fails"], s["pmtud"], "%d (%s)%s" % (
+                 s["unlocked_paths"], pct(s["unlocked"]),
+                 "; %s of traffic" % pct(s["unlocked_traffic"]) if s["unlocked_traffic"] is not None else ""))
+            for s in r["sites"]]
+    return ['<h2 id="sites">Sites ranked by adoption unlocked if fixed</h2>',
+            _table(["rank", "site", "hosts", "host MTU", "outbound capable", "inbound capable", "fails",
+                    "PMTUD", "paths unlocked if fixed"], rows),
+            '<h2 id="matrix">Site &times; site: smallest path MTU (rows source, columns destination)</h2>',
+            matrix_svg(r)]
+
+
+def _gain_text(r):
+    target = r["target_mtu"]
+    g, e = r["gains"]["summary"], r["expected_gains"]["summary"]
+    if g:
+        text = ["Measured gain (throughput at %d vs %d) on %d paths: median x%.2f, range x%.2f-x%.2f."
+                % (target, STANDARD_MTU, r["gains"]["paths"], g["median"], g["min"], g["max"])]
+    else:
+        text = ["No paired throughput results in the window."]
+    if e:
+        text.append("Expected gain elsewhere (Mathis ceiling at each MSS from latency RTT and loss, "
+                    "capped at %.3g bit/s) on %d paths: median x%.2f."
+                    % (r["expected_gains"]["link_speed"], r["expected_gains"]["paths"], e["median"]))
+    return text
+
+
+def _changes_section(r):
     change_rows = [(c["start"], c["source"], c["dest"], c["family"], c["kind"], c["from"], c["to"],
                     change_mtus(c)) for c in r["changes"][:100]]
     day_rows = [(d["day"], d["regressions"], ", ".join(d["regressed"][:10]) + (
@@ -279,48 +358,7 @@ def to_html(r):
         for d in r["change_days"] if d["regressions"]][:20]
     flap_rows = [(f["source"], f["dest"], f["family"], f["changes"], f["last_change"])
                  for f in r["flapping"][:100]]
-    g, e = r["gains"]["summary"], r["expected_gains"]["summary"]
-    gain_text = []
-    if g:
-        gain_text.append("Measured gain (throughput at %d vs %d) on %d paths: median x%.2f, range x%.2f-x%.2f."
-                         % (target, STANDARD_MTU, r["gains"]["paths"], g["median"], g["min"], g["max"]))
-    else:
-        gain_text.append("No paired throughput results in the window.")
-    if e:
-        gain_text.append("Expected gain elsewhere (Mathis ceiling at each MSS from latency RTT and loss, "
-                         "capped at %.3g bit/s) on %d paths: median x%.2f."
-                         % (r["expected_gains"]["link_speed"], r["expected_gains"]["paths"], e["median"]))
-    body = [
-        "<h1>Jumbo-frame adoption%s</h1>" % (": site " + escape(r["site"]) if r.get("site") else ""),
-        '<div class="meta">store %s &middot; %d pmtu results %s &ndash; %s &middot; target IP MTU %d '
-        '&middot; generated %s</div>' % (escape(r["store"]), w["results"], escape(str(w["first"])),
-                                         escape(str(w["last"])), target, escape(r["generated"])),
-        actions_view.html(r, _table),
-        '<div class="cards">%s</div>' % "".join(cards),
-        "<ul>%s</ul>" % "".join(status),
-        _telemetry(r),
-        _fireflies(r),
-        _confidence(r),
-        '<h2 id="blackholes">Black holes: fix these first (%d)</h2>' % len(r["blackholes"]),
-        _table(["source", "dest", "family", "source site", "dest site", "size vanishing", "hop", "hop IP",
-                "kind", "measured", "seen"], bh_rows, lambda i: "bh") + bh_more if bh_rows else "<p>None.</p>",
-        '<h2 id="culprits">Likely culprits: hops shared by failing paths</h2>',
-        _table(["hop", "failing paths", "black holes", "MTU", "owner", "affected sites",
-                "examples"], culprit_rows)
-        if culprit_rows else "<p>No hop is shared by several failing paths.</p>",
-        "<p>%s</p>" % escape(host_sentence(r)),
-        '<h2 id="sites">Sites ranked by adoption unlocked if fixed</h2>',
-        _table(["rank", "site", "hosts", "host MTU", "outbound capable", "inbound capable", "fails",
-                "PMTUD", "paths unlocked if fixed"], site_rows),
-        '<h2 id="matrix">Site &times; site: smallest path MTU (rows source, columns destination)</h2>',
-        matrix_svg(r),
-        '<h2 id="trend">Trend per %s: share of results (runs, not paths) that carried the target, '
-        'with the DC26 and DC28 targets%s</h2>'
-        % (escape(r["trend"]["interval"]), " (site %s's hosts' results)" % escape(r["site"]) if r.get("site") else ""),
-        trend_svg(r),
-        '<h2 id="gains">Jumbo gain</h2>',
-        "<p>%s</p>" % escape(" ".join(gain_text)),
-        gains_svg(r),
+    return [
         '<h2 id="changes">Changes (%d paths changed state)</h2>' % r["changed_paths"],
         "<h3>Regressions by day, most first</h3>",
         _table(["day", "paths that lost the target", "paths"], day_rows) if day_rows else "<p>None.</p>",
@@ -331,6 +369,3 @@ def to_html(r):
         _table(["source", "dest", "family", "changes", "last change"], flap_rows)
         if flap_rows else "<p>None.</p>",
     ]
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<title>Jumbo-frame adoption report</title><style>%s</style></head><body>\n%s\n</body></html>\n"
-            % (CSS, "\n".join(body)))
