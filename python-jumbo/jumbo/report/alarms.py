@@ -172,34 +172,49 @@ def events(report, collector, window, min_sites=5, hop_min_sites=2, shares=None,
 def _hop_events(collector, w, hop_min_sites):
     """One black hole at one hop, across sites: one event for all its paths (regressed or not).
     The events, and the (src, dest, ipv) of the paths they take."""
+    out = []
+    taken = set()
+    for (hop, ipv), group in sorted(_holes_by_hop(collector).items()):
+        sites = sorted(set(s for p in group for s in (p["src_site"], p["dest_site"])))
+        if len(sites) < hop_min_sites or len(group) < 2:
+            continue
+        key = ("hop", hop, ipv)
+        src = _hop_source(w, hop, ipv, group, sites)
+        out.append((key, _event(HOP, _hop_body(src, len(group)), sites, src, key)))
+        taken.update((p["src_host"], p["dest_host"], ipv) for p in group)
+    return out, taken
+
+
+def _holes_by_hop(collector):
+    """{(hop, ipv): [the black-holed paths through it]}."""
     by_hop = collections.defaultdict(list)
     for s in collector.paths:
         if s.state == "blackhole" and s.hop:
             by_hop[(s.hop, _ipv(s.version))].append({
                 "src_host": s.src, "dest_host": s.dst, "src_site": s.ssite, "dest_site": s.dsite,
                 "hop_ttl": s.ttl, "size": s.size, "path_mtu": s.mtu})
-    out = []
-    taken = set()
-    for (hop, ipv), group in sorted(by_hop.items()):
-        sites = sorted(set(s for p in group for s in (p["src_site"], p["dest_site"])))
-        if len(sites) < hop_min_sites or len(group) < 2:
-            continue
-        key = ("hop", hop, ipv)
-        ttls = sorted(set(p["hop_ttl"] for p in group if p["hop_ttl"] is not None))
-        size = max([p["size"] or 0 for p in group]) or None
-        mtus = [p["path_mtu"] for p in group if p["path_mtu"] is not None]
-        src = dict(w, ipv=ipv, ipv6=ipv == "ipv6", hop_ip=hop, hop_ttl=ttls, size=size,
-                   path_mtu=min(mtus) if mtus else None, sites=sites,
-                   src_sites=sorted(set(p["src_site"] for p in group)),
-                   dest_sites=sorted(set(p["dest_site"] for p in group)), num_pairs=len(group),
-                   pairs=["%s -> %s" % (p["src_host"], p["dest_host"]) for p in group][:100])
-        body = "MTU black hole at hop %s (%s%s) on %d paths of %d sites%s%s, e.g. %s" % (
-            hop, family(ipv), ", TTL %s" % "/".join(str(t) for t in ttls) if ttls else "",
-            len(group), len(sites), "; %d-byte packets lost" % size if size else "",
-            "; path MTU %s" % src["path_mtu"] if mtus else "", src["pairs"][0])
-        out.append((key, _event(HOP, body, sites, src, key)))
-        taken.update((p["src_host"], p["dest_host"], ipv) for p in group)
-    return out, taken
+    return by_hop
+
+
+def _hop_source(w, hop, ipv, group, sites):
+    """The event's searchable facts: the hop, its TTLs, the largest size lost, the smallest
+    path MTU, the sites and (up to 100) paths."""
+    mtus = [p["path_mtu"] for p in group if p["path_mtu"] is not None]
+    return dict(w, ipv=ipv, ipv6=ipv == "ipv6", hop_ip=hop,
+                hop_ttl=sorted(set(p["hop_ttl"] for p in group if p["hop_ttl"] is not None)),
+                size=max([p["size"] or 0 for p in group]) or None,
+                path_mtu=min(mtus) if mtus else None, sites=sites,
+                src_sites=sorted(set(p["src_site"] for p in group)),
+                dest_sites=sorted(set(p["dest_site"] for p in group)), num_pairs=len(group),
+                pairs=["%s -> %s" % (p["src_host"], p["dest_host"]) for p in group][:100])
+
+
+def _hop_body(src, paths):
+    ttls, size = src["hop_ttl"], src["size"]
+    return "MTU black hole at hop %s (%s%s) on %d paths of %d sites%s%s, e.g. %s" % (
+        src["hop_ip"], family(src["ipv"]), ", TTL %s" % "/".join(str(t) for t in ttls) if ttls else "",
+        paths, len(src["sites"]), "; %d-byte packets lost" % size if size else "",
+        "; path MTU %s" % src["path_mtu"] if src["path_mtu"] is not None else "", src["pairs"][0])
 
 
 def _site_events(paths, w, min_sites):
