@@ -152,7 +152,17 @@ def _new(kind, key):
 
 
 def _tally(t, p, alone, nbytes, target, iface, evidence):
+    """Path `p` counted into ticket `t`: what it needs and unlocks, then what its kind
+    (an end host, a hop) records of it."""
     fam = "ipv%d" % (p.ip_version or 4)
+    _count_path(t, p, fam, alone, nbytes)
+    if t["kind"] == "host":
+        _tally_host(t, p, fam, iface)
+    else:
+        _tally_hop(t, p, target, evidence)
+
+
+def _count_path(t, p, fam, alone, nbytes):
     t["needed"][fam] += 1
     if alone:
         t["unlocks"][fam] += 1
@@ -163,13 +173,19 @@ def _tally(t, p, alone, nbytes, target, iface, evidence):
         t["last_seen"] = p.start
     if len(t["examples"]) < EXAMPLES:
         t["examples"].append("%s -> %s (IPv%d)" % (p.source, p.dest, p.ip_version or 4))
-    if t["kind"] == "host":
-        host = t["key"]
-        t["site"] = p.source_site if p.source == host else p.dest_site
-        mtu = iface.get((host, p.ip_version))
-        if mtu is not None:
-            t.setdefault("mtus", {})[fam] = mtu
-        return
+
+
+def _tally_host(t, p, fam, iface):
+    host = t["key"]
+    t["site"] = p.source_site if p.source == host else p.dest_site
+    mtu = iface.get((host, p.ip_version))
+    if mtu is not None:
+        t.setdefault("mtus", {})[fam] = mtu
+
+
+def _tally_hop(t, p, target, evidence):
+    """A black hole at the hop adds its evidence (runs, seen); a hop that only limits the
+    path's MTU records the smallest MTU below the target it showed."""
     row = p.row
     if p.blackhole and row.blackhole_ip == t["key"]:
         t["blackholes"] += 1
@@ -177,10 +193,10 @@ def _tally(t, p, alone, nbytes, target, iface, evidence):
         if ev and ev.get("runs"):
             t["runs"] += ev["runs"]
             t["seen"] += ev["seen"] or 0
-    else:
-        for _ttl, ip, mtu in hop_tuples(row.hops):
-            if ip == t["key"] and mtu is not None and mtu < target:
-                t["mtu"] = mtu if t["mtu"] is None else min(t["mtu"], mtu)
+        return
+    for _ttl, ip, mtu in hop_tuples(row.hops):
+        if ip == t["key"] and mtu is not None and mtu < target:
+            t["mtu"] = mtu if t["mtu"] is None else min(t["mtu"], mtu)
 
 
 def tickets(report, paths, opts, owners=None):
