@@ -218,79 +218,24 @@ class Telemetry(object):
 
     def _used(self, report, paths, sites, start, end, opts):
         flows, unmapped, host_pairs = self._flows(sites, start, end)
-        capable = collections.defaultdict(lambda: [0, 0])
-        for p in paths:
-            c = capable[(p.source_site, p.dest_site, p.ip_version)]
-            c[0] += 1
-            c[1] += p.capable
-        pair_capable = collections.defaultdict(lambda: [0, 0])
-        for (a, b, _v), (n, k) in capable.items():
-            pair_capable[(a, b)][0] += n
-            pair_capable[(a, b)][1] += k
-
-        def cap(a, b, v=None):
-            n, k = capable.get((a, b, v), (0, 0)) if v else pair_capable.get((a, b), (0, 0))
-            return (k / float(n)) if n else None
-
-        cells = []
-        totals = {"telemetry": [0.0, 0.0], "volume matrix": [0.0, 0.0]}
-        by_version = {4: [0.0, 0.0, 0.0], 6: [0.0, 0.0, 0.0]}
-        per_site = collections.defaultdict(lambda: [0.0, 0.0])
-        gap = 0.0
+        cap = _capable_share(paths)
+        usage = _Usage()
         for (a, b, v), (nbytes, jbytes) in sorted(flows.items()):
-            c = cap(a, b, v)
-            g = min(nbytes - jbytes, nbytes * c) if c is not None else 0.0
-            gap += g
-            by_version[v][0] += nbytes
-            by_version[v][1] += jbytes
-            by_version[v][2] += g
-            totals["telemetry"][0] += nbytes
-            totals["telemetry"][1] += jbytes
-            for s in {a, b}:
-                per_site[s][0] += nbytes
-                per_site[s][1] += jbytes
-            cells.append(_cell(a, b, v, "telemetry", nbytes, jbytes, c, g))
+            usage.add_flow(a, b, v, nbytes, jbytes, cap(a, b, v))
         measured_pairs = set((a, b) for a, b, _v in flows)
         for a, b, volume in opts.volumes or ():
-            if (a, b) in measured_pairs:
-                continue
             c = cap(a, b)
-            if c is None:
-                continue
-            totals["volume matrix"][0] += volume
-            totals["volume matrix"][1] += volume * c
-            cells.append(_cell(a, b, None, "volume matrix", volume, volume * c, c, 0.0))
-        all_bytes = sum(x[0] for x in totals.values())
-        all_jumbo = sum(x[1] for x in totals.values())
-        _finite(self.prom, all_bytes, all_jumbo, gap, unmapped,
-                *[v for x in per_site.values() for v in x])
+            if (a, b) not in measured_pairs and c is not None:
+                usage.add_volume(a, b, volume, c)
+        all_bytes = sum(x[0] for x in usage.totals.values())
+        all_jumbo = sum(x[1] for x in usage.totals.values())
+        _finite(self.prom, all_bytes, all_jumbo, usage.gap, unmapped,
+                *[v for x in usage.per_site.values() for v in x])
         used = _share(all_jumbo, all_bytes)
         if all_bytes:
-            report["used"] = used
-            report["used_source"] = "telemetry" if not totals["volume matrix"][0] else \
-                ("telemetry + volume matrix" if totals["telemetry"][0] else "volume matrix")
-            for s in report["status"]:
-                s["traffic"] = used
-                s["traffic_met"] = used >= s["goal"]
-        tel_bytes = totals["telemetry"][0]
-        return [
-            ("used", used if all_bytes else None),
-            ("bytes", all_bytes), ("jumbo_bytes", all_jumbo),
-            ("sources", collections.OrderedDict(
-                (k, {"bytes": x[0], "jumbo_bytes": x[1], "used": _share(x[1], x[0])})
-                for k, x in totals.items())),
-            ("by_ip_version", collections.OrderedDict(
-                ("ipv%d" % v, {"bytes": x[0], "jumbo_bytes": x[1], "used": _share(x[1], x[0]),
-                               "gap_bytes": x[2], "gap": _share(x[2], x[0])})
-                for v, x in sorted(by_version.items()))),
-            ("capable", report["capable"]),
-            ("gap_bytes", gap), ("gap", _share(gap, tel_bytes)),
-            ("unmapped_bytes", unmapped), ("host_pairs", host_pairs),
-            ("sites", collections.OrderedDict(
-                (s, {"bytes": x[0], "jumbo_bytes": x[1], "used": _share(x[1], x[0])})
-                for s, x in sorted(per_site.items()))),
-            ("cells", cells[:max(opts.limit, 1) * 10]),
-        ]
+            _set_used(report, used, usage.totals)
+        return usage.section(report, used if all_bytes else None, all_bytes, all_jumbo,
+                             unmapped, host_pairs, opts.limit)
 
     # -- configured ------------------------------------------------------------------------------
 
@@ -395,3 +340,82 @@ def check_devices(regex):
     except re.error as err:
         raise ReportError("--prometheus-devices %r: %s" % (regex, err))
     return regex
+
+
+def _capable_share(paths):
+    """cap(a, b, v): the share of site a's paths to site b (in family v, or in both when v is
+    not given) that are capable; None when no path was measured."""
+    capable = collections.defaultdict(lambda: [0, 0])
+    for p in paths:
+        c = capable[(p.source_site, p.dest_site, p.ip_version)]
+        c[0] += 1
+        c[1] += p.capable
+    pair_capable = collections.defaultdict(lambda: [0, 0])
+    for (a, b, _v), (n, k) in capable.items():
+        pair_capable[(a, b)][0] += n
+        pair_capable[(a, b)][1] += k
+
+    def cap(a, b, v=None):
+        n, k = capable.get((a, b, v), (0, 0)) if v else pair_capable.get((a, b), (0, 0))
+        return (k / float(n)) if n else None
+    return cap
+
+
+class _Usage(object):
+    """Bytes and jumbo bytes summed by source, family and site, the gap (bytes that capable
+    paths could have carried at jumbo size), and the cells shown."""
+
+    def __init__(self):
+        self.cells = []
+        self.totals = {"telemetry": [0.0, 0.0], "volume matrix": [0.0, 0.0]}
+        self.by_version = {4: [0.0, 0.0, 0.0], 6: [0.0, 0.0, 0.0]}
+        self.per_site = collections.defaultdict(lambda: [0.0, 0.0])
+        self.gap = 0.0
+
+    def add_flow(self, a, b, v, nbytes, jbytes, c):
+        g = min(nbytes - jbytes, nbytes * c) if c is not None else 0.0
+        self.gap += g
+        self.by_version[v][0] += nbytes
+        self.by_version[v][1] += jbytes
+        self.by_version[v][2] += g
+        self.totals["telemetry"][0] += nbytes
+        self.totals["telemetry"][1] += jbytes
+        for s in {a, b}:
+            self.per_site[s][0] += nbytes
+            self.per_site[s][1] += jbytes
+        self.cells.append(_cell(a, b, v, "telemetry", nbytes, jbytes, c, g))
+
+    def add_volume(self, a, b, volume, c):
+        self.totals["volume matrix"][0] += volume
+        self.totals["volume matrix"][1] += volume * c
+        self.cells.append(_cell(a, b, None, "volume matrix", volume, volume * c, c, 0.0))
+
+    def section(self, report, used, all_bytes, all_jumbo, unmapped, host_pairs, limit):
+        return [
+            ("used", used),
+            ("bytes", all_bytes), ("jumbo_bytes", all_jumbo),
+            ("sources", collections.OrderedDict(
+                (k, {"bytes": x[0], "jumbo_bytes": x[1], "used": _share(x[1], x[0])})
+                for k, x in self.totals.items())),
+            ("by_ip_version", collections.OrderedDict(
+                ("ipv%d" % v, {"bytes": x[0], "jumbo_bytes": x[1], "used": _share(x[1], x[0]),
+                               "gap_bytes": x[2], "gap": _share(x[2], x[0])})
+                for v, x in sorted(self.by_version.items()))),
+            ("capable", report["capable"]),
+            ("gap_bytes", self.gap), ("gap", _share(self.gap, self.totals["telemetry"][0])),
+            ("unmapped_bytes", unmapped), ("host_pairs", host_pairs),
+            ("sites", collections.OrderedDict(
+                (s, {"bytes": x[0], "jumbo_bytes": x[1], "used": _share(x[1], x[0])})
+                for s, x in sorted(self.per_site.items()))),
+            ("cells", self.cells[:max(limit, 1) * 10]),
+        ]
+
+
+def _set_used(report, used, totals):
+    """The report's headline `used`, where it came from, and the targets' traffic verdicts."""
+    report["used"] = used
+    report["used_source"] = "telemetry" if not totals["volume matrix"][0] else \
+        ("telemetry + volume matrix" if totals["telemetry"][0] else "volume matrix")
+    for s in report["status"]:
+        s["traffic"] = used
+        s["traffic_met"] = used >= s["goal"]
