@@ -59,19 +59,55 @@ def _read_secret(path, what):
     return text
 
 
+def _checked_url(url):
+    """The --prometheus URL split, or a ReportError: http(s) with a host, no credentials (they
+    would show in the process list), no query or fragment."""
+    parts = urllib.parse.urlsplit(url or "")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ReportError("--prometheus %r: expected http(s)://HOST[:PORT][/path]" % url)
+    if parts.username or parts.password:
+        raise ReportError("--prometheus: no credentials in the URL (they would show in the "
+                          "process list); use --prometheus-token-file or --prometheus-auth-file")
+    if parts.query or parts.fragment:
+        raise ReportError("--prometheus %r: no query or fragment expected" % url)
+    return parts
+
+
+def _authorization(token_file, auth_file):
+    """The Authorization header from a bearer token file or a user:password file (one of
+    them), or None."""
+    if token_file and auth_file:
+        raise ReportError("--prometheus-token-file and --prometheus-auth-file: give one")
+    if token_file:
+        return "Bearer " + _read_secret(token_file, "--prometheus-token-file")
+    if auth_file:
+        pair = _read_secret(auth_file, "--prometheus-auth-file")
+        if ":" not in pair:
+            raise ReportError("--prometheus-auth-file %s: expected user:password" % auth_file)
+        return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+    return None
+
+
+def _tls_context(scheme, ca_file, verify_ssl):
+    """The TLS context of an https URL (its CA file, or no verification when asked); the TLS
+    options are an error on http."""
+    if scheme != "https":
+        if ca_file or not verify_ssl:
+            raise ReportError("--prometheus-ca-file and --prometheus-no-verify-ssl need an https:// URL")
+        return None
+    context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
+    if not verify_ssl:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 class Prometheus(object):
     """One Prometheus server. `token_file`: a bearer token; `auth_file`: one line user:password."""
 
     def __init__(self, url, ca_file=None, token_file=None, auth_file=None, verify_ssl=True,
                  timeout=60.0, deadline=DEADLINE):
-        parts = urllib.parse.urlsplit(url or "")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ReportError("--prometheus %r: expected http(s)://HOST[:PORT][/path]" % url)
-        if parts.username or parts.password:
-            raise ReportError("--prometheus: no credentials in the URL (they would show in the "
-                              "process list); use --prometheus-token-file or --prometheus-auth-file")
-        if parts.query or parts.fragment:
-            raise ReportError("--prometheus %r: no query or fragment expected" % url)
+        parts = _checked_url(url)
         self.url = "%s://%s%s" % (parts.scheme, parts.netloc, parts.path.rstrip("/"))
         self.origin = _origin(self.url)
         self.timeout = float(timeout)
@@ -83,29 +119,13 @@ class Prometheus(object):
         self.sockets = []               # the current request's (duplicated) sockets
         self.implausible = set()        # the label sets of the series skipped (no measurement)
         self.headers = {"Accept": "application/json", "User-Agent": "jumbo-report"}
-        if token_file and auth_file:
-            raise ReportError("--prometheus-token-file and --prometheus-auth-file: give one")
-        if token_file:
-            self.headers["Authorization"] = "Bearer " + _read_secret(token_file,
-                                                                     "--prometheus-token-file")
-        if auth_file:
-            pair = _read_secret(auth_file, "--prometheus-auth-file")
-            if ":" not in pair:
-                raise ReportError("--prometheus-auth-file %s: expected user:password" % auth_file)
-            self.headers["Authorization"] = "Basic " + base64.b64encode(
-                pair.encode("utf-8")).decode("ascii")
+        authorization = _authorization(token_file, auth_file)
+        if authorization:
+            self.headers["Authorization"] = authorization
         loopback = parts.hostname in ("localhost", "127.0.0.1", "::1")
-        if "Authorization" in self.headers and parts.scheme != "https" and not loopback:
+        if authorization and parts.scheme != "https" and not loopback:
             raise ReportError("--prometheus: credentials are only sent over https")
-        self.context = None
-        if parts.scheme == "https":
-            self.context = ssl.create_default_context(cafile=ca_file) if ca_file else \
-                ssl.create_default_context()
-            if not verify_ssl:
-                self.context.check_hostname = False
-                self.context.verify_mode = ssl.CERT_NONE
-        elif ca_file or not verify_ssl:
-            raise ReportError("--prometheus-ca-file and --prometheus-no-verify-ssl need an https:// URL")
+        self.context = _tls_context(parts.scheme, ca_file, verify_ssl)
         self.opener = urllib.request.build_opener(
             _SameOrigin(self), _Connections(self, self.context))
 
