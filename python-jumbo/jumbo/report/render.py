@@ -334,70 +334,97 @@ def _path_rows(r):
 
 
 def rows(r):
-    """The report as long-format rows: (section, item, metric, value)."""
-    summary = dict(r, blackholes=len(r["blackholes"]))
-    for row in metric_rows("summary", "mesh", summary, SUMMARY_KEYS):
-        yield row
-    for row in actions_view.rows(r):
-        yield row
-    for row in confidence.csv_rows(r):
-        yield row
+    """The report as long-format rows: (section, item, metric, value), section by section."""
+    for section in (_summary_rows, actions_view.rows, confidence.csv_rows, _target_rows,
+                    _blackhole_rows, _culprit_rows, _limiting_host_rows, _site_rows, _matrix_rows,
+                    _trend_rows, _gain_rows, _change_rows, _path_rows, _telemetry_rows,
+                    _firefly_rows):
+        for row in section(r):
+            yield row
+
+
+def _summary_rows(r):
+    return metric_rows("summary", "mesh", dict(r, blackholes=len(r["blackholes"])), SUMMARY_KEYS)
+
+
+def _target_rows(r):
     for s in r["status"]:
         yield ("target", s["target"], "goal", s["goal"])
         yield ("target", s["target"], "paths_met", s["paths_met"])
         yield ("target", s["target"], "traffic_met", s["traffic_met"])
+
+
+def _blackhole_rows(r):
     for b in r["blackholes"]:
         item = _item(b)
         for k in ("ip_version", "source_site", "dest_site", "partial", "size", "hop_ttl", "hop_ip",
                   "path_mtu", "measured", "seen", "runs", "failed_share", "clean_flows",
                   "needed_flows"):
             yield ("blackhole", item, k, b[k])
+
+
+def _culprit_rows(r):
     for c in r["culprits"]:
-        yield ("culprit", c["hop_ip"], "paths", c["paths"])
-        yield ("culprit", c["hop_ip"], "blackholes", c["blackholes"])
-        yield ("culprit", c["hop_ip"], "mtu", c["mtu"])
-        yield ("culprit", c["hop_ip"], "site", c["site"])
-        yield ("culprit", c["hop_ip"], "affected_site_count", c["affected_site_count"])
+        for k in ("paths", "blackholes", "mtu", "site", "affected_site_count"):
+            yield ("culprit", c["hop_ip"], k, c[k])
+
+
+def _limiting_host_rows(r):
     for h in r["limiting_hosts"]:
         item = "%s %s" % (h["host"], h["family"])
         for k in ("site", "interface_mtu", "paths"):
             yield ("limiting_host", item, k, h[k])
+
+
+def _site_rows(r):
     for s in r["sites"]:
         for k in ("rank", "hosts", "configured", "out_paths", "out_capable", "in_paths", "in_capable",
                   "capable", "fails", "blackholes", "pmtud", "unlocked_paths", "unlocked",
                   "unlocked_traffic"):
             yield ("site", s["site"], k, s[k])
         yield ("site", s["site"], "host_mtu", "/".join(str(m) for m in s["host_mtu"]))
+
+
+def _matrix_rows(r):
     for c in r["matrix"]["cells"]:
         item = "%s->%s" % (c["source_site"], c["dest_site"])
         for k in ("paths", "capable", "min_mtu", "max_mtu", "blackholes"):
             yield ("matrix", item, k, c[k])
+
+
+def _trend_rows(r):
     for b in r["trend"]["buckets"]:
         for k in TREND_KEYS:
             yield ("trend", b["bucket"], k, b[k])
         if b.get("used_share") is not None:
             yield ("trend", b["bucket"], "used_share", b["used_share"])
             yield ("trend", b["bucket"], "used_source", b.get("used_source") or "telemetry")
+
+
+def _gain_rows(r):
     for name in ("gains", "expected_gains"):
         summary = r[name]["summary"] or {}
         yield (name, "mesh", "paths", r[name]["paths"])
         for k in ("min", "p25", "median", "p75", "max", "mean"):
             if k in summary:
                 yield (name, "mesh", k, summary[k])
+
+
+def _change_rows(r):
     for c in r["changes"]:
         yield ("change", _item(c), c["start"], "%s->%s (%s)" % (c["from"], c["to"],
                                                                   change_mtus(c)))
     yield ("summary", "mesh", "changed_paths", r["changed_paths"])
     for f in r["flapping"]:
         yield ("flapping", _item(f), "changes", f["changes"])
-    for row in _path_rows(r):
-        yield row
-    if r.get("telemetry"):
-        for row in telemetry_view.rows(r):
-            yield row
-    if r.get("fireflies"):
-        for row in firefly_view.rows(r):
-            yield row
+
+
+def _telemetry_rows(r):
+    return telemetry_view.rows(r) if r.get("telemetry") else ()
+
+
+def _firefly_rows(r):
+    return firefly_view.rows(r) if r.get("fireflies") else ()
 
 
 def to_csv(r):
