@@ -105,46 +105,76 @@ def check_data(data):
     """(True, None) or (False, "At /field: problem") for the archive spec's `data`."""
     if data is None:
         data = {}
-    if not _plain(data):
-        # The schema only for data beyond a plain store URL.
-        try:
-            version = validation.schema_version(data, MAX_DATA_SCHEMA, "archiver data")
-        except ValueError as err:
-            return False, str(err)
-        error = _schema_error(data, DATA_VERSIONS[version])
-        if error:
-            return False, error
-    url = data.get("_url")
-    scheme = "sqlite"
-    if url is not None:
-        try:
-            scheme = check_url(url).scheme
-        except ValueError as err:
-            return False, "At /_url: %s" % err
-    if "_auth" in data and "_api-key" in data:
-        return False, "At /_api-key: give either _auth or _api-key, not both"
-    if scheme == "sqlite":
-        for key in ("_auth", "_api-key", "verify-ssl", "ca-file", "pscheduler-streams"):
-            if key in data:
-                return False, "At /%s: only meaningful with an http(s) OpenSearch _url" % key
-    elif scheme == "http" and ("ca-file" in data):
-        return False, "At /ca-file: only meaningful with an https _url"
-    if scheme == "http":
-        problem = data_checks.plain_http_login_problem(url, data)
-        if problem:
-            return False, problem
-    problem = data_checks.retry_policy_problem(data.get("retry-policy"), MAX_RETRY_WAIT_SECONDS)
-    if problem:
-        return False, problem
-    if "timeout" in data:
-        seconds = duration_seconds_or_none(data["timeout"])
-        if not seconds or seconds > MAX_TIMEOUT_SECONDS:
-            return False, "At /timeout: must be more than 0 and at most PT%dS" % MAX_TIMEOUT_SECONDS
-    problem = (data_checks.sqlite_problem(url) if scheme == "sqlite" else
-               data_checks.ca_file_problem(data["ca-file"]) if "ca-file" in data else None)
+    try:
+        scheme = _shape_and_scheme(data)
+    except _Refused as refused:
+        return False, str(refused)
+    problem = (_options_problem(data, scheme)
+               or data_checks.retry_policy_problem(data.get("retry-policy"), MAX_RETRY_WAIT_SECONDS)
+               or _timeout_problem(data)
+               or _target_problem(data, scheme))
     if problem:
         return False, problem
     return True, None
+
+
+class _Refused(ValueError):
+    """What check_data answers as its (False, message)."""
+
+
+def _shape_and_scheme(data):
+    """The store URL's scheme ("sqlite" without one) once the data's shape is valid (the
+    schema only for data beyond a plain store URL); _Refused otherwise."""
+    if not _plain(data):
+        try:
+            version = validation.schema_version(data, MAX_DATA_SCHEMA, "archiver data")
+        except ValueError as err:
+            raise _Refused(str(err))
+        error = _schema_error(data, DATA_VERSIONS[version])
+        if error:
+            raise _Refused(error)
+    url = data.get("_url")
+    if url is None:
+        return "sqlite"
+    try:
+        return check_url(url).scheme
+    except ValueError as err:
+        raise _Refused("At /_url: %s" % err)
+
+
+def _options_problem(data, scheme):
+    """Options that contradict each other or the store's scheme (credentials and TLS only
+    for an http(s) OpenSearch, a CA file only for https, no login over plain http)."""
+    if "_auth" in data and "_api-key" in data:
+        return "At /_api-key: give either _auth or _api-key, not both"
+    if scheme == "sqlite":
+        for key in ("_auth", "_api-key", "verify-ssl", "ca-file", "pscheduler-streams"):
+            if key in data:
+                return "At /%s: only meaningful with an http(s) OpenSearch _url" % key
+        return None
+    if scheme == "http":
+        if "ca-file" in data:
+            return "At /ca-file: only meaningful with an https _url"
+        return data_checks.plain_http_login_problem(data.get("_url"), data)
+    return None
+
+
+def _timeout_problem(data):
+    if "timeout" not in data:
+        return None
+    seconds = duration_seconds_or_none(data["timeout"])
+    if not seconds or seconds > MAX_TIMEOUT_SECONDS:
+        return "At /timeout: must be more than 0 and at most PT%dS" % MAX_TIMEOUT_SECONDS
+    return None
+
+
+def _target_problem(data, scheme):
+    """The store itself: a SQLite path that cannot be used, or a CA file that cannot be read."""
+    if scheme == "sqlite":
+        return data_checks.sqlite_problem(data.get("_url"))
+    if "ca-file" in data:
+        return data_checks.ca_file_problem(data["ca-file"])
+    return None
 
 
 def data_is_valid(data):
