@@ -188,39 +188,17 @@ class OpenSearchClient(object):
 
     def request(self, method, path, body=None, ndjson=False):
         """(status, parsed JSON or None). Raises TransientError/PermanentError on transport trouble."""
-        if isinstance(body, (dict, list)):
-            body = compact_json(body)
-        if isinstance(body, str):
-            body = body.encode("utf-8")
-        headers = dict(self.headers)
-        if ndjson:
-            headers["Content-Type"] = "application/x-ndjson"
+        body, headers = self._encoded(body, ndjson)
         url = self.base_path + path
         end = time.monotonic() + self.timeout
         for attempt in (1, 2):
             fresh = self._conn is None
             try:
-                left = self._left(end)
-                if fresh:
-                    self._conn = self._connect(left)
-                elif self._conn.sock is not None:
-                    self._conn.sock.settimeout(left)
-                self._conn.request(method, url, body=body, headers=headers)
-                sock = self._conn.sock
-                if sock is not None:
-                    sock.settimeout(self._left(end))
-                response = self._conn.getresponse()
-                data = self._read(response, sock, end)
-                status = response.status
-                if response.getheader("connection", "").lower() == "close":
-                    self.close()
+                status, data = self._exchange(method, url, body, headers, end, fresh)
                 break
             except ssl.SSLError as err:
                 self.close()
-                if "CERTIFICATE_VERIFY_FAILED" in str(err) or "certificate" in str(err).lower():
-                    raise PermanentError("TLS certificate verification failed for %s: %s"
-                                         % (self.url, getattr(err, "reason", None) or err))
-                raise TransientError("TLS error talking to %s: %s" % (self.url, err))
+                raise self._tls_error(err)
             except ssl.CertificateError as err:
                 self.close()
                 raise PermanentError("TLS certificate of %s does not match: %s" % (self.url, err))
@@ -229,24 +207,58 @@ class OpenSearchClient(object):
                 raise
             except socket.timeout:
                 self.close()
-                if self.deadline is not None and time.monotonic() >= self.deadline:
-                    raise DeadlineExceeded("OpenSearch at %s did not answer within the "
-                                           "record's deadline (pScheduler waits 2 minutes "
-                                           "for a reply)" % self.url)
-                raise TransientError("timeout after %gs talking to %s" % (self.timeout, self.url))
+                raise self._timeout_error()
             except (OSError, http.client.HTTPException) as err:
                 self.close()
                 # A pooled keep-alive connection may have been closed by the server: retry once.
                 if attempt == 1 and not fresh and not isinstance(err, ConnectionRefusedError):
                     continue
                 raise TransientError("cannot reach OpenSearch at %s: %s" % (self.url, err))
-        parsed = None
-        if data:
-            try:
-                parsed = json.loads(data.decode("utf-8"))
-            except ValueError:
-                parsed = None
-        return status, parsed
+        return status, _parsed(data)
+
+    def _encoded(self, body, ndjson):
+        """The body as bytes (a dict or list as compact JSON) and the request's headers."""
+        if isinstance(body, (dict, list)):
+            body = compact_json(body)
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        headers = dict(self.headers)
+        if ndjson:
+            headers["Content-Type"] = "application/x-ndjson"
+        return body, headers
+
+    def _exchange(self, method, url, body, headers, end, fresh):
+        """One request and its answer on the pooled connection (a new one when `fresh`), every
+        socket operation bounded by what is left until `end`: (status, body bytes)."""
+        left = self._left(end)
+        if fresh:
+            self._conn = self._connect(left)
+        elif self._conn.sock is not None:
+            self._conn.sock.settimeout(left)
+        self._conn.request(method, url, body=body, headers=headers)
+        sock = self._conn.sock
+        if sock is not None:
+            sock.settimeout(self._left(end))
+        response = self._conn.getresponse()
+        data = self._read(response, sock, end)
+        if response.getheader("connection", "").lower() == "close":
+            self.close()
+        return response.status, data
+
+    def _tls_error(self, err):
+        """A failed certificate check is permanent (a retry cannot fix it); other TLS trouble
+        may pass."""
+        if "CERTIFICATE_VERIFY_FAILED" in str(err) or "certificate" in str(err).lower():
+            return PermanentError("TLS certificate verification failed for %s: %s"
+                                  % (self.url, getattr(err, "reason", None) or err))
+        return TransientError("TLS error talking to %s: %s" % (self.url, err))
+
+    def _timeout_error(self):
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return DeadlineExceeded("OpenSearch at %s did not answer within the "
+                                    "record's deadline (pScheduler waits 2 minutes "
+                                    "for a reply)" % self.url)
+        return TransientError("timeout after %gs talking to %s" % (self.timeout, self.url))
 
     def check(self, status, parsed, what):
         """Nothing for a 2xx answer, else the PermanentError/TransientError it is."""
@@ -332,3 +344,13 @@ def error_reason(parsed):
     # The server's words, in a message pScheduler keeps: bounded, printable.
     text = "".join(c if c.isprintable() else "?" for c in text[:REASON_MAX + 1])
     return text if len(text) <= REASON_MAX else text[:REASON_MAX] + "..."
+
+
+def _parsed(data):
+    """An answer's body as JSON, or None (empty or not JSON: the caller judges the status)."""
+    if not data:
+        return None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except ValueError:
+        return None
