@@ -56,6 +56,24 @@ def _names(store):
 def read(store):
     """The InstallState of the archive `store` talks to."""
     template_names, streams, indices = _names(store)
+    status, parsed = store.request("GET", "/_cluster/state/metadata?filter_path=" + ",".join(
+        _filter_paths(template_names, streams, indices)))
+    if status in (401, 403):
+        return _read_apart(store, template_names, streams, indices)
+    store.check(status, parsed, "reading the set-up in place")
+    metadata = (parsed or {}).get("metadata") or {}
+    state = InstallState()
+    _read_templates(state, metadata, template_names)
+    _read_streams(state, metadata, streams)
+    for index, entry in (metadata.get("indices") or {}).items():
+        state.metas[index] = ((entry or {}).get("mappings") or {}).get("_doc", {}).get("_meta")
+        if index in indices:
+            state.indices.add(index)
+    return state
+
+
+def _filter_paths(template_names, streams, indices):
+    """The cluster state's members the set-up needs: only the suite's own."""
     paths = []
     for name in template_names:
         paths.append("metadata.index_template.index_template.%s.version" % name)
@@ -67,28 +85,23 @@ def read(store):
     for index in indices:
         paths.append("metadata.indices.%s.state" % index)  # every index has one: exists
         paths.append("metadata.indices.%s.mappings._doc._meta" % index)
-    status, parsed = store.request("GET", "/_cluster/state/metadata?filter_path="
-                                   + ",".join(paths))
-    if status in (401, 403):
-        return _read_apart(store, template_names, streams, indices)
-    store.check(status, parsed, "reading the set-up in place")
-    metadata = (parsed or {}).get("metadata") or {}
-    state = InstallState()
+    return paths
+
+
+def _read_templates(state, metadata, template_names):
     found = ((metadata.get("index_template") or {}).get("index_template") or {})
     for name in template_names:
         if name in found:
             entry = found[name] or {}
             state.templates[name] = (entry.get("version"), _managed(entry))
+
+
+def _read_streams(state, metadata, streams):
     found = ((metadata.get("data_stream") or {}).get("data_stream") or {})
     for stream in streams:
         if stream in found:
             state.streams[stream] = [entry["index_name"]
                                      for entry in (found[stream] or {}).get("indices") or []]
-    for index, entry in (metadata.get("indices") or {}).items():
-        state.metas[index] = ((entry or {}).get("mappings") or {}).get("_doc", {}).get("_meta")
-        if index in indices:
-            state.indices.add(index)
-    return state
 
 
 def _read_apart(store, template_names, streams, indices):
