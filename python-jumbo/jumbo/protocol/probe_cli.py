@@ -123,22 +123,34 @@ def text(result):
     lines.append("Local MTU %s, IPv%s, method %s, %d probes in %.3f s, round trip %s" % (
         result.local_mtu, result.ip_version, result.method,
         result.probes or 0, result.elapsed or 0.0, rtt_ms(result.rtt)))
-    flows = [f for f in result.flows or [] if isinstance(f, Flow)]
-    if len(flows) > 1:
-        for flow in flows:
-            port = flow.source_port
-            lines.append("  flow %s%s: path MTU %s, PMTUD %s" % (
-                flow.flow, " (source port %s)" % port if port else " (ICMP echo)",
-                flow.path_mtu, flow.pmtud))
-    for hop in [h for h in result.hops or [] if isinstance(h, Hop)]:
-        lines.append("  hop %2d  %-28s mtu %-6s rtt %s" % (
-            hop.ttl, hop.ip or "*", hop.mtu or "?", rtt_ms(hop.rtt)))
-    for ptb in [p for p in result.ptb or [] if isinstance(p, Ptb)]:
-        lines.append("  packet-too-big from %s: mtu %s%s" % (
-            ptb.sender, ptb.mtu, "" if ptb.useful else " (not usable)"))
+    lines += _flow_lines(result) + _hop_lines(result) + _ptb_lines(result)
     if result.diags:
         lines.append("Notes: %s" % result.diags)
     return "\n".join(lines)
+
+
+def _parts(value, kind):
+    return [item for item in value or [] if isinstance(item, kind)]
+
+
+def _flow_lines(result):
+    """One line per flow, only when there are several (one flow is the verdict itself)."""
+    flows = _parts(result.flows, Flow)
+    if len(flows) < 2:
+        return []
+    return ["  flow %s%s: path MTU %s, PMTUD %s" % (
+        flow.flow, " (source port %s)" % flow.source_port if flow.source_port else " (ICMP echo)",
+        flow.path_mtu, flow.pmtud) for flow in flows]
+
+
+def _hop_lines(result):
+    return ["  hop %2d  %-28s mtu %-6s rtt %s" % (hop.ttl, hop.ip or "*", hop.mtu or "?", rtt_ms(hop.rtt))
+            for hop in _parts(result.hops, Hop)]
+
+
+def _ptb_lines(result):
+    return ["  packet-too-big from %s: mtu %s%s" % (ptb.sender, ptb.mtu, "" if ptb.useful else " (not usable)")
+            for ptb in _parts(result.ptb, Ptb)]
 
 
 def main(argv=None):
