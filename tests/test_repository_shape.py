@@ -201,3 +201,22 @@ def test_the_debt_list_holds_only_modules_still_untested():
         filter(None, (module_named_by(f, modules) for f in top_level_test_files())))
     stale = sorted(m for m in UNTESTED_BY_NAME if m in named or m not in modules)
     assert not stale, "tested or gone, remove from UNTESTED_BY_NAME: %s" % ", ".join(stale)
+
+
+def test_no_library_function_is_graded_d_or_worse():
+    """Cyclomatic complexity (radon's grades): a function over 20 (D or worse) is split into
+    named phases, as the library's functions are today."""
+    from radon.complexity import cc_rank, cc_visit
+    worst = []
+    for module in library_modules():
+        path = os.path.join(LIBRARY, *module.split(".")) + ".py"
+        if not os.path.exists(path):
+            path = os.path.join(LIBRARY, *module.split("."), "__init__.py")
+        with open(path) as handle:
+            blocks = cc_visit(handle.read())
+        for block in blocks:
+            for item in [block] + list(getattr(block, "methods", [])):
+                if cc_rank(item.complexity) > "C":
+                    worst.append("%s %s %s(%d)" % (module, item.name, cc_rank(item.complexity),
+                                                   item.complexity))
+    assert not worst, "split these into named phases: %s" % ", ".join(sorted(set(worst)))
