@@ -67,6 +67,7 @@ print(s.getsockopt(0, 14) if family == socket.AF_INET else s.getsockopt(41, 24))
 REFLECTOR = r"""
 import sys, time
 from jumbo.tool import reflector
+from jumbo.probe import wire
 server = reflector.Reflector(int(sys.argv[1]), sys.argv[2], (4, 6)).open()
 print("ready", flush=True)
 server.serve(time.monotonic() + float(sys.argv[3]))
@@ -245,8 +246,8 @@ def _scenario_in_mode(topology, mode, opts, rows, budgets, floors):
 
 def _start_reflector(lab, port=5545):
     """The reflector on the dest, as the tool starts it: (port, token)."""
-    from jumbo.tool import reflector
-    token = reflector.new_token()
+    from jumbo.probe import wire
+    token = wire.new_token()
     server = lab.popen("dst", _library_python(REFLECTOR) + [str(port), token, "900"], user=USER)
     server.stdout.readline()
     return port, token

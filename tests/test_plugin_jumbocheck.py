@@ -318,14 +318,14 @@ def _dest_run_on_a_held_port(spec, free=(), **run):
     """The dest's `run` (participant 1) told to reflect on a UDP port that an IPv4 socket of
     ours holds meanwhile, then on the `free` ones: (its output, the held port)."""
     import socket
-    from jumbo.tool import reflector
+    from jumbo.probe import wire
     holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     holder.bind(("0.0.0.0", 0))
     port = holder.getsockname()[1]
     try:
         data = [{"schema": 1, "protocol": 2},
                 {"schema": 1, "protocol": 2, "reflector-ports": [port] + list(free),
-                 "_token": reflector.new_token()}]
+                 "_token": wire.new_token()}]
         done = call("run", _run_input(spec, participant=1, data=data, **run), timeout=20)
     finally:
         holder.close()

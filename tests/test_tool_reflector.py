@@ -9,16 +9,17 @@ import pytest
 
 from jumbo.core.spec import RunSpec
 from jumbo.tool import reflector, reverse
+from jumbo.probe import wire
 
 
 def test_messages_are_authenticated_in_both_directions():
-    key = bytes.fromhex(reflector.new_token())
+    key = bytes.fromhex(wire.new_token())
     message = reflector.encode(key, b"Q", reflector.PROBE, 7, b"n" * 8, size=1500, total=1472)
     assert len(message) == 1472
     assert reflector.decode(key, b"Q", message)[:4] == (reflector.PROBE, 7, b"n" * 8, 1500)
     # A reply cannot be replayed as a request, another key fails, any changed bit fails.
     assert reflector.decode(key, b"A", message) is None
-    assert reflector.decode(bytes.fromhex(reflector.new_token()), b"Q", message) is None
+    assert reflector.decode(bytes.fromhex(wire.new_token()), b"Q", message) is None
     tampered = bytearray(message)
     tampered[10] ^= 1
     assert reflector.decode(key, b"Q", bytes(tampered)) is None
@@ -32,7 +33,7 @@ def test_bad_tokens_are_refused(token):
 
 
 def test_tokens_are_random_128_bit_hex():
-    tokens = {reflector.new_token() for _ in range(50)}
+    tokens = {wire.new_token() for _ in range(50)}
     assert len(tokens) == 50
     assert all(len(t) == 32 and int(t, 16) >= 0 for t in tokens)
 
@@ -53,7 +54,7 @@ def _free_udp_port():
 
 
 def test_search_over_loopback_and_the_dest_report():
-    token = reflector.new_token()
+    token = wire.new_token()
     port = _free_udp_port()
     server = reflector.Reflector(port, token, (4,)).open()
     thread = threading.Thread(target=server.serve, args=(time.monotonic() + 10,))
@@ -75,11 +76,11 @@ def test_search_over_loopback_and_the_dest_report():
 
 def test_a_wrong_token_gets_no_answer_and_the_search_says_why():
     port = _free_udp_port()
-    server = reflector.Reflector(port, reflector.new_token(), (4,)).open()
+    server = reflector.Reflector(port, wire.new_token(), (4,)).open()
     thread = threading.Thread(target=server.serve, args=(time.monotonic() + 6,))
     thread.start()
     try:
-        answer = reverse.measure_reverse("127.0.0.1", port, reflector.new_token(), 4,
+        answer = reverse.measure_reverse("127.0.0.1", port, wire.new_token(), 4,
                                            timeout=0.5, deadline=time.monotonic() + 5)
     finally:
         server.done.set()
@@ -96,7 +97,7 @@ def test_a_busy_port_is_a_clear_error():
     holder.bind(("0.0.0.0", 0))
     try:
         with pytest.raises(reflector.ReflectorError) as caught:
-            reflector.Reflector(holder.getsockname()[1], reflector.new_token(), (4,)).open()
+            reflector.Reflector(holder.getsockname()[1], wire.new_token(), (4,)).open()
     finally:
         holder.close()
     assert "busy" in str(caught.value)
@@ -126,7 +127,7 @@ def test_only_the_runs_source_address_is_answered():
     answers the token's holder there, and never the same signed requests from 127.0.0.1
     (another host, or a spoofed third party's address): counted `foreign`."""
     from jumbo.tool import reflector_port
-    token = reflector.new_token()
+    token = wire.new_token()
     port = _free_udp_port()
     server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"},
                                  source="127.0.0.2", secret=b"ab" * 16).open()
@@ -148,7 +149,7 @@ def test_only_the_runs_source_address_is_answered():
 
 def test_without_a_source_address_the_first_signed_requester_is_the_only_one(monkeypatch):
     from jumbo.tool import reflector_port
-    token = reflector.new_token()
+    token = wire.new_token()
     port = _free_udp_port()
     server = reflector.Reflector([port], token, (4,)).open()
     thread = _serving(server)
@@ -169,7 +170,7 @@ def test_what_one_run_can_make_the_reflector_send_is_bounded(monkeypatch):
     """Whatever a token holder asks, the reflector sends at most RUN_BYTES for the run (here
     lowered to 20 kB so that the test asks for more): the rest is counted `over-budget`."""
     monkeypatch.setattr(reflector, "RUN_BYTES", 20000)
-    token = reflector.new_token()
+    token = wire.new_token()
     port = _free_udp_port()
     server = reflector.Reflector([port], token, (4,)).open()
     thread = _serving(server)
@@ -191,7 +192,7 @@ def test_the_reflector_listens_on_the_tests_address_only():
     there on another address of the node (127.0.0.2), and another program may hold the same
     port on that other address meanwhile (it could not, bound to every address)."""
     from jumbo.tool import reflector_port
-    token = reflector.new_token()
+    token = wire.new_token()
     port = _free_udp_port()
     other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     other.bind(("127.0.0.2", port))  # another run's socket on another address, same port
@@ -215,7 +216,7 @@ def test_every_refusal_is_counted_where_it_happens(monkeypatch):
     packet budget (lowered to a burst of 2) allows are answered."""
     monkeypatch.setattr(reflector, "RATE_PACKETS", 0.001)
     monkeypatch.setattr(reflector, "BURST_PACKETS", 2.0)
-    token = reflector.new_token()
+    token = wire.new_token()
     key = bytes.fromhex(token)
     port = _free_udp_port()
     server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"}).open()

@@ -13,6 +13,7 @@ import pytest
 from jumbo.core.mtu import IP_HEADER
 from jumbo.probe.wire import ANSWER, HELLO, PROBE, UDP_HEADER, encode, token_key
 from jumbo.tool import reflector
+from jumbo.probe import wire
 from jumbo.tool.reverse_client import ReflectorClient, route_mtu
 
 
@@ -27,7 +28,7 @@ def _free_udp_port():
 @pytest.fixture
 def served():
     """A real reflector on loopback for 20 s (ended by the test), and its token."""
-    token = reflector.new_token()
+    token = wire.new_token()
     port = _free_udp_port()
     server = reflector.Reflector(port, token, (4,)).open()
     thread = threading.Thread(target=server.serve, args=(time.monotonic() + 20,))
@@ -63,7 +64,7 @@ def test_answers_that_are_not_ours_are_passed_over():
     the genuine one is taken once."""
     peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     peer.bind(("127.0.0.1", 0))
-    key = token_key(reflector.new_token())
+    key = token_key(wire.new_token())
     client = ReflectorClient("127.0.0.1", peer.getsockname()[1], key, 4, None)
     try:
         seq = client.send(PROBE, 1000, 1000)
@@ -73,7 +74,7 @@ def test_answers_that_are_not_ours_are_passed_over():
 
         def reply(k=key, nonce=client.nonce, s=seq, total=payload):
             peer.sendto(encode(k, b"A", PROBE | ANSWER, s, nonce, size=1000, total=total), back)
-        reply(k=token_key(reflector.new_token()))
+        reply(k=token_key(wire.new_token()))
         reply(nonce=b"x" * 8)
         reply(s=seq + 5)
         reply(total=payload - 100)
@@ -90,7 +91,7 @@ def test_answers_that_are_not_ours_are_passed_over():
 
 
 def test_a_request_to_a_closed_port_is_no_crash():
-    client = ReflectorClient("127.0.0.1", _free_udp_port(), token_key(reflector.new_token()), 4,
+    client = ReflectorClient("127.0.0.1", _free_udp_port(), token_key(wire.new_token()), 4,
                              None)
     try:
         first = client.send(PROBE, 1500, 1500)
@@ -104,14 +105,14 @@ def test_a_source_address_not_of_this_host_is_an_error_and_leaks_no_socket():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         with pytest.raises(OSError):
-            ReflectorClient("127.0.0.1", 9, token_key(reflector.new_token()), 4, None,
+            ReflectorClient("127.0.0.1", 9, token_key(wire.new_token()), 4, None,
                             source="198.18.255.254")
         gc.collect()  # an unclosed socket says so when it is collected
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
 def test_an_ipv6_request_between_the_forward_and_route_mtu_is_padded_past_the_route():
-    client = ReflectorClient("127.0.0.1", 9, token_key(reflector.new_token()), 4, None)
+    client = ReflectorClient("127.0.0.1", 9, token_key(wire.new_token()), 4, None)
     try:
         assert client.padded(9000) == 9000  # IPv4: routers fragment
         client.version, client.forward_mtu, client.route_mtu = 6, 1500, 9000

@@ -9,8 +9,8 @@ import struct
 import pytest
 
 from jumbo.core.result.pmtu import Reverse
-from jumbo.probe.wire import ANSWER, LIMIT, PROBE, token_key
-from jumbo.tool import reflector, reverse_flows
+from jumbo.probe.wire import ANSWER, LIMIT, PROBE, new_token, token_key
+from jumbo.tool import reverse_flows
 from jumbo.tool.reverse_client import ReflectorClient
 
 FLOOR, CEILING = 1280, 9000
@@ -18,7 +18,7 @@ FLOOR, CEILING = 1280, 9000
 
 @pytest.fixture
 def search():
-    client = ReflectorClient("127.0.0.1", 9, token_key(reflector.new_token()), 4, None)
+    client = ReflectorClient("127.0.0.1", 9, token_key(new_token()), 4, None)
     yield reverse_flows.FlowSearch(0, client, [CEILING])
     client.close()
 

@@ -11,6 +11,7 @@ import harness
 from jumbo.archive import archiver
 from jumbo.protocol import archiver as archiver_methods, method, pmtu
 from jumbo.tool import reflector
+from jumbo.probe import wire
 
 DEEP = "[" * 100000 + "]" * 100000
 
@@ -44,7 +45,7 @@ def test_the_archive_stream_answers_a_deep_record_and_goes_on():
 
 
 def test_the_reflector_survives_a_deep_authenticated_status():
-    token = reflector.new_token()
+    token = wire.new_token()
     key = reflector.token_key(token)
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ import pytest
 
 import harness
 from lab_support import ROOT, needs_lab
-from jumbo.tool import reflector
+from jumbo.probe import wire
 
 # This checkout's library, whatever checkout the virtualenv's editable install names (a
 # worktree sharing another's virtualenv would otherwise run that one's code).
@@ -78,6 +78,7 @@ def test_hops_give_the_real_mtu_at_any_size(lab_factory):
 REFLECTOR_SCRIPT = """
 import json, sys, time
 from jumbo.tool import reflector
+from jumbo.probe import wire
 server = reflector.Reflector(%d, %r, (4, 6)).open()
 print("ready", flush=True)
 print(json.dumps(server.serve(time.monotonic() + %f)), flush=True)
@@ -108,7 +109,7 @@ def test_forward_probing_through_the_reflector(lab_factory):
     size = scenarios.odd_size()
     lab = lab_factory(scenarios.odd_blackhole(size))
     truth = lab.truth("src", "dst")
-    token, port = reflector.new_token(), 5543
+    token, port = wire.new_token(), 5543
     server = lab.popen("dst", harness.python_argv(REFLECTOR_SCRIPT % (port, token, 60.0)), user=USER)
     try:
         assert server.stdout.readline().strip() == "ready"

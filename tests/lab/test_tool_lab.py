@@ -10,7 +10,7 @@ import pytest
 
 import harness
 from lab_support import needs_lab
-from jumbo.tool import reflector
+from jumbo.probe import wire
 from jumbo.core import validate
 
 USER = "jumbotest"
@@ -159,6 +159,7 @@ print(json.dumps(server.serve(time.monotonic() + %f)), flush=True)
 PROBER_SCRIPT = """
 import json, socket, time
 from jumbo.tool import reflector
+from jumbo.probe import transport, wire
 
 
 def ask(key, kind, size, total, seq):
@@ -182,7 +183,7 @@ def answers(wait=0.5):
 key, wrong = bytes.fromhex(%r), bytes.fromhex(%r)
 addr = (%r, %d)
 sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-sock.setsockopt(0, reflector.IP_MTU_DISCOVER, reflector.IP_PMTUDISC_DONT)
+sock.setsockopt(0, transport.IP_MTU_DISCOVER, wire.IP_PMTUDISC_DONT)
 sock.settimeout(0.3)
 out = {}
 ask(wrong, reflector.PROBE, 1000, 1000, 1)
@@ -201,12 +202,12 @@ print(json.dumps(out))
 @needs_lab
 def test_reflector_ignores_wrong_tokens_and_never_answers_larger(lab_factory):
     lab = lab_factory("clean-jumbo")
-    token = reflector.new_token()
+    token = wire.new_token()
     port = 5544
     server = lab.popen("dst", harness.python_argv(REFLECTOR_SCRIPT % (port, token, 6.0)), user=USER)
     assert server.stdout.readline().strip() == "ready"
     # The test's own prober runs in src as the unprivileged user.
-    script = PROBER_SCRIPT % (token, reflector.new_token(), lab.address("dst", 4), port)
+    script = PROBER_SCRIPT % (token, wire.new_token(), lab.address("dst", 4), port)
     done = lab.run("src", harness.python_argv(script), user=USER, timeout=30)
     seen = json.loads(done.stdout)
     assert seen["wrong-token"] == 0

@@ -20,10 +20,6 @@ import os
 import socket
 import struct
 
-from .transport import (EXTENDED_ERR, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE,  # noqa: F401
-                        IP_RECVERR, IPV6_DONTFRAG, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE,
-                        IPV6_RECVERR, MSG_ERRQUEUE, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6,
-                        SO_EE_ORIGIN_LOCAL, SOL_IP, SOL_IPV6)
 
 PROTOCOL = 1
 MAGIC = b"JMBO"

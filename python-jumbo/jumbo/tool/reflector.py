@@ -43,15 +43,10 @@ import time
 
 from ..core.errors import JumboError
 from ..core.mtu import IP_HEADER, MIN_MTU
-from ..probe.wire import (ANSWER, EXTENDED_ERR, HEADER_LEN, HELLO, IP_MTU_DISCOVER,  # noqa: F401
-                          IP_PKTINFO, IP_PMTUDISC_DONT, IP_PMTUDISC_PROBE, IP_RECVERR,
-                          IPV6_DONTFRAG, IPV6_MTU_DISCOVER, IPV6_PKTINFO, IPV6_PMTUDISC_PROBE,
-                          IPV6_RECVERR, IPV6_RECVPKTINFO, IPV6_V6ONLY, LIMIT, MSG_ERRQUEUE,
-                          PROBE, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6, SO_EE_ORIGIN_LOCAL,
-                          SOL_IP, SOL_IPV6, STATUS, UDP_HEADER, big_buffers, decode, encode,
-                          new_token, token_key)
-from .reflector_socket import (TokenBucket, configure, family_version, is_ptb,  # noqa: F401
-                               local_address, read_error_queue, same_address, send_from)
+from ..probe.transport import SO_EE_ORIGIN_LOCAL
+from ..probe.wire import ANSWER, HEADER_LEN, HELLO, LIMIT, PROBE, STATUS, UDP_HEADER, decode, encode, token_key
+from .reflector_socket import (TokenBucket, configure, is_ptb, local_address, read_error_queue, same_address,
+                               send_from)
 
 # Rate limits of the reflector (per run, all sources together).
 RATE_PACKETS = 2000.0     # replies per second

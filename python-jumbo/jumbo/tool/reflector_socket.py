@@ -7,11 +7,11 @@ import socket
 import struct
 import time
 
-from ..probe.wire import (EXTENDED_ERR, IP_MTU_DISCOVER, IP_PKTINFO, IP_PMTUDISC_PROBE,
-                          IP_RECVERR, IPV6_DONTFRAG, IPV6_MTU_DISCOVER, IPV6_PKTINFO,
-                          IPV6_PMTUDISC_PROBE, IPV6_RECVERR, IPV6_RECVPKTINFO, IPV6_V6ONLY,
-                          MSG_ERRQUEUE, SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6, SOL_IP, SOL_IPV6,
-                          big_buffers)
+from ..probe.transport import (EXTENDED_ERR, IPV6_DONTFRAG, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE,
+                               IPV6_RECVERR, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE, IP_RECVERR,
+                               MSG_ERRQUEUE, SOL_IP, SOL_IPV6, SO_EE_ORIGIN_ICMP,
+                               SO_EE_ORIGIN_ICMP6)
+from ..probe.wire import (IP_PKTINFO, IPV6_PKTINFO, IPV6_RECVPKTINFO, IPV6_V6ONLY, big_buffers)
 
 
 def same_address(text):

@@ -9,9 +9,9 @@ import socket
 import time
 
 from ..core.mtu import IP_HEADER, MIN_MTU
-from ..probe.wire import (ANSWER, HEADER_LEN, IPV6_MTU, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DONT,
-                          IP_MTU_DISCOVER, IP_PMTUDISC_DONT, LIMIT, PROBE, SOL_IP, SOL_IPV6,
-                          UDP_HEADER, big_buffers, datagrams, decode, encode)
+from ..probe.transport import (IPV6_MTU_DISCOVER, IP_MTU_DISCOVER, SOL_IP, SOL_IPV6)
+from ..probe.wire import (ANSWER, HEADER_LEN, IPV6_MTU, IPV6_PMTUDISC_DONT, IP_PMTUDISC_DONT,
+                          LIMIT, PROBE, UDP_HEADER, big_buffers, datagrams, decode, encode)
 
 
 class ReflectorClient(object):

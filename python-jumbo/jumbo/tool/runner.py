@@ -50,7 +50,8 @@ import random
 from ..core import units
 from ..core.spec import slot as slots
 from ..core import terminate
-from . import reflector, reflector_port
+from ..probe import wire
+from . import reflector_port
 from .dest import run_dest
 from .kinds import KINDS, PairRun, PmtuRun
 from .slot import (PROTOCOL, SCHEMA, SLOT_ALARM_MARGIN, Deadline, RunError, Terminated,
@@ -127,7 +128,7 @@ def participant_data(request):
     rng = random.SystemRandom()
     data["reflector-ports"] = rng.sample(range(REFLECTOR_PORTS[0], REFLECTOR_PORTS[1] + 1),
                                          REFLECTOR_CANDIDATES)
-    data["_token"] = reflector.new_token()
+    data["_token"] = wire.new_token()
     return data
 
 
