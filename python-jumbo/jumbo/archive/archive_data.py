@@ -8,6 +8,7 @@ import json
 
 from . import data_checks
 from ..core import validate as validation
+from ..core.errors import JumboError
 from ..core.units import FIXED_DURATION_PATTERN, duration_seconds_or_none
 from .urls import check_url
 
@@ -118,7 +119,7 @@ def check_data(data):
     return True, None
 
 
-class _Refused(ValueError):
+class _Refused(JumboError, ValueError):
     """What check_data answers as its (False, message)."""
 
 
