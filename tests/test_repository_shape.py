@@ -32,7 +32,7 @@ UNTESTED_BY_NAME = {
     "jumbo.archive.sqlite.evidence", "jumbo.archive.sqlite.reader", "jumbo.core.result.pair",
     "jumbo.core.spec.pair",
     "jumbo.report.actions_options", "jumbo.report.actions_view",
-    "jumbo.report.change_list", "jumbo.tool.reflector_socket", "jumbo.tool.source",
+    "jumbo.report.change_list", "jumbo.tool.source",
     "jumbo.tool.throughput.__main__",
 }
 
