@@ -29,7 +29,7 @@ NOT_OURS = {".git", ".venv", ".venv-js301", "var", "build", "dist", "__pycache__
 UNTESTED_BY_NAME = {
     "jumbo.archive.opensearch.changes", "jumbo.archive.opensearch.evidence",
     "jumbo.archive.opensearch.reader", "jumbo.archive.opensearch.rows",
-    "jumbo.archive.sqlite.evidence", "jumbo.archive.sqlite.reader", "jumbo.core.result.pair",
+    "jumbo.archive.sqlite.evidence", "jumbo.archive.sqlite.reader",
     "jumbo.core.spec.pair",
     "jumbo.report.actions_options", "jumbo.report.actions_view",
     "jumbo.report.change_list", "jumbo.tool.source",
