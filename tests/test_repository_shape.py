@@ -30,7 +30,6 @@ UNTESTED_BY_NAME = {
     "jumbo.archive.opensearch.changes", "jumbo.archive.opensearch.evidence",
     "jumbo.archive.opensearch.reader", "jumbo.archive.opensearch.rows",
     "jumbo.archive.sqlite.evidence", "jumbo.archive.sqlite.reader",
-    "jumbo.core.spec.pair",
     "jumbo.report.actions_options", "jumbo.report.actions_view",
     "jumbo.report.change_list", "jumbo.tool.source",
     "jumbo.tool.throughput.__main__",
