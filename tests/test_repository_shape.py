@@ -31,7 +31,6 @@ UNTESTED_BY_NAME = {
     "jumbo.archive.opensearch.reader", "jumbo.archive.opensearch.rows",
     "jumbo.archive.sqlite.evidence", "jumbo.archive.sqlite.reader",
     "jumbo.report.actions_options", "jumbo.report.actions_view",
-    "jumbo.report.change_list",
     "jumbo.tool.throughput.__main__",
 }
 
