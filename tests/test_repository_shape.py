@@ -30,7 +30,6 @@ UNTESTED_BY_NAME = {
     "jumbo.archive.opensearch.changes", "jumbo.archive.opensearch.evidence",
     "jumbo.archive.opensearch.reader", "jumbo.archive.opensearch.rows",
     "jumbo.archive.sqlite.evidence", "jumbo.archive.sqlite.reader",
-    "jumbo.report.actions_view",
     "jumbo.tool.throughput.__main__",
 }
 
