@@ -48,6 +48,22 @@ def _allow_scratch_stores():
 _allow_scratch_stores()
 
 
+@pytest.fixture
+def sqlite_policy(tmp_path, monkeypatch):
+    """The node's limits as in production, not the tests' scratch allowance above: SQLite
+    stores only under tmp_path/allowed, which is returned (the default store lives there)."""
+    import json
+    from jumbo.core import limits
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    conf = tmp_path / "jumbo-limits.conf"
+    conf.write_text(json.dumps({"sqlite-directories": [str(allowed)]}))
+    monkeypatch.setenv(limits.LIMITS_ENV, str(conf))
+    monkeypatch.delenv(limits.SQLITE_DIRS_ENV, raising=False)
+    monkeypatch.setenv("JUMBO_DEFAULT_STORE", "sqlite:///%s/default.db" % allowed)
+    return allowed
+
+
 # Issue 32: the archiver notes OpenSearch archives found set up (jumbo.archive.opensearch.ready)
 # in JUMBO_CACHE_DIR, default /var/lib/jumbo. The tests' notes go to a scratch directory of
 # this session (the archiver processes they start inherit it), never the host's.

@@ -1,7 +1,6 @@
 """jumbo.archive.data_checks: the archive data's checks that depend on the node, each None or
 "At /<field>: <why>" (data-is-valid answers with it, so a task is refused at once)."""
 
-import json
 import os
 import ssl
 import subprocess
@@ -12,40 +11,27 @@ from jumbo.archive import data_checks
 from jumbo.core import limits
 
 
-@pytest.fixture
-def policy(tmp_path, monkeypatch):
-    """The node's limits as in production: stores only under tmp/allowed."""
-    allowed = tmp_path / "allowed"
-    allowed.mkdir()
-    conf = tmp_path / "jumbo-limits.conf"
-    conf.write_text(json.dumps({"sqlite-directories": [str(allowed)]}))
-    monkeypatch.setenv(limits.LIMITS_ENV, str(conf))
-    monkeypatch.delenv(limits.SQLITE_DIRS_ENV, raising=False)
-    monkeypatch.setenv("JUMBO_DEFAULT_STORE", "sqlite:///%s/default.db" % allowed)
-    return allowed
-
-
-def test_a_store_under_an_allowed_directory_is_accepted(policy):
-    assert data_checks.sqlite_problem("sqlite:///%s/mine.db" % policy) is None
+def test_a_store_under_an_allowed_directory_is_accepted(sqlite_policy):
+    assert data_checks.sqlite_problem("sqlite:///%s/mine.db" % sqlite_policy) is None
     assert data_checks.sqlite_problem(None) is None  # the default store
 
 
-def test_a_store_elsewhere_is_refused_naming_the_policy(policy, tmp_path):
+def test_a_store_elsewhere_is_refused_naming_the_policy(sqlite_policy, tmp_path):
     problem = data_checks.sqlite_problem("sqlite:///%s/elsewhere.db" % tmp_path)
     assert problem == ("At /_url: SQLite stores may only live under %s (sqlite-directories in "
-                       "%s), not %s/elsewhere.db" % (policy, tmp_path / "jumbo-limits.conf",
+                       "%s), not %s/elsewhere.db" % (sqlite_policy, tmp_path / "jumbo-limits.conf",
                                                      tmp_path))
 
 
-def test_a_way_out_of_the_allowed_directory_is_refused(policy, tmp_path):
-    escape = "sqlite:///%s/../elsewhere.db" % policy
+def test_a_way_out_of_the_allowed_directory_is_refused(sqlite_policy, tmp_path):
+    escape = "sqlite:///%s/../elsewhere.db" % sqlite_policy
     assert data_checks.sqlite_problem(escape).startswith("At /_url: SQLite stores may only live")
-    os.symlink(str(tmp_path), str(policy / "link"))
-    through = "sqlite:///%s/link/elsewhere.db" % policy
+    os.symlink(str(tmp_path), str(sqlite_policy / "link"))
+    through = "sqlite:///%s/link/elsewhere.db" % sqlite_policy
     assert data_checks.sqlite_problem(through).startswith("At /_url: SQLite stores may only live")
-    assert data_checks.sqlite_problem("sqlite:///%s" % policy) == (
-        "At /_url: %s is a directory, not a store file" % policy)
-    assert data_checks.sqlite_problem("sqlite:///file:%s/x.db?mode=rw" % policy).startswith(
+    assert data_checks.sqlite_problem("sqlite:///%s" % sqlite_policy) == (
+        "At /_url: %s is a directory, not a store file" % sqlite_policy)
+    assert data_checks.sqlite_problem("sqlite:///file:%s/x.db?mode=rw" % sqlite_policy).startswith(
         "At /_url: file:")
 
 
@@ -117,7 +103,7 @@ def test_a_login_is_refused_over_plain_http_to_another_host(url, data, problem):
     assert data_checks.plain_http_login_problem(url, data) == problem
 
 
-@pytest.mark.parametrize("policy,problem", [
+@pytest.mark.parametrize("sqlite_policy,problem", [
     (None, None), ([], None),
     ([{"wait": "PT1M"}, {"wait": "P1D"}], None),
     ([{"wait": "PT1M"}, {"wait": "PT0S"}], "At /retry-policy/1/wait: must be longer than PT0S"),
@@ -125,5 +111,5 @@ def test_a_login_is_refused_over_plain_http_to_another_host(url, data, problem):
     ([{"wait": "P1D"}, {"wait": "P2DT1S"}], "At /retry-policy/1/wait: must be at most P2D"),
     ([{"wait": "P2D"}], None),
 ])
-def test_a_retry_policys_waits_are_bounded(policy, problem):
-    assert data_checks.retry_policy_problem(policy, 2 * 86400) == problem
+def test_a_retry_policys_waits_are_bounded(sqlite_policy, problem):
+    assert data_checks.retry_policy_problem(sqlite_policy, 2 * 86400) == problem

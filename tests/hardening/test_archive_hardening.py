@@ -18,19 +18,6 @@ from opensearch_fixture import drop_prefix
 from relay_proxy import RelayProxy
 
 
-@pytest.fixture
-def policy(tmp_path, monkeypatch):
-    """The node's limits as in production: stores only under tmp/allowed (no test env)."""
-    allowed = tmp_path / "allowed"
-    allowed.mkdir()
-    conf = tmp_path / "jumbo-limits.conf"
-    conf.write_text(json.dumps({"sqlite-directories": [str(allowed)]}))
-    monkeypatch.setenv(limits.LIMITS_ENV, str(conf))
-    monkeypatch.delenv(limits.SQLITE_DIRS_ENV, raising=False)
-    monkeypatch.setenv("JUMBO_DEFAULT_STORE", "sqlite:///%s/default.db" % allowed)
-    return allowed
-
-
 def _archive(data, envelope):
     handler = archiver.Archiver()
     try:
@@ -41,24 +28,24 @@ def _archive(data, envelope):
 
 # -- M1 -------------------------------------------------------------------------------------
 
-def test_sqlite_url_outside_the_allowed_directories_is_refused(policy, tmp_path):
+def test_sqlite_url_outside_the_allowed_directories_is_refused(sqlite_policy, tmp_path):
     outside = tmp_path / "elsewhere.db"
     answer = archiver.data_is_valid({"_url": "sqlite:///%s" % outside})
     assert answer["valid"] is False
-    assert answer["error"].startswith("At /_url: SQLite stores may only live under %s" % policy)
+    assert answer["error"].startswith("At /_url: SQLite stores may only live under %s" % sqlite_policy)
     reply = _archive({"_url": "sqlite:///%s" % outside}, samples.pmtu_envelope(1))
     assert reply["succeeded"] is False and "retry" not in reply
     assert not outside.exists()
     # A symbolic link inside the allowed directory pointing out of it: the target decides.
-    os.symlink(str(tmp_path), str(policy / "escape"))
-    answer = archiver.data_is_valid({"_url": "sqlite:///%s/escape/x.db" % policy})
+    os.symlink(str(tmp_path), str(sqlite_policy / "escape"))
+    answer = archiver.data_is_valid({"_url": "sqlite:///%s/escape/x.db" % sqlite_policy})
     assert answer["valid"] is False and "may only live under" in answer["error"]
-    assert archiver.data_is_valid({"_url": "sqlite:///%s/sub/../ok.db" % policy}) == {
+    assert archiver.data_is_valid({"_url": "sqlite:///%s/sub/../ok.db" % sqlite_policy}) == {
         "valid": True}
     assert archiver.data_is_valid({}) == {"valid": True}  # the default store's directory
 
 
-def test_the_environment_adds_directories(policy, tmp_path, monkeypatch):
+def test_the_environment_adds_directories(sqlite_policy, tmp_path, monkeypatch):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     url = "sqlite:///%s/s.db" % scratch
@@ -67,12 +54,12 @@ def test_the_environment_adds_directories(policy, tmp_path, monkeypatch):
     assert archiver.data_is_valid({"_url": url}) == {"valid": True}
 
 
-def test_an_empty_or_foreign_file_never_becomes_a_store(policy):
-    empty = policy / "empty.db"
+def test_an_empty_or_foreign_file_never_becomes_a_store(sqlite_policy):
+    empty = sqlite_policy / "empty.db"
     empty.write_bytes(b"")
-    text = policy / "notes.db"
+    text = sqlite_policy / "notes.db"
     text.write_text("not a database\n")
-    other = policy / "other.db"
+    other = sqlite_policy / "other.db"
     conn = sqlite3.connect(str(other))
     conn.execute("CREATE TABLE accounts (name TEXT)")
     conn.commit()
@@ -91,18 +78,18 @@ def test_an_empty_or_foreign_file_never_becomes_a_store(policy):
     conn.close()
 
 
-def test_a_new_store_is_marked_and_an_old_unmarked_one_is_adopted(policy):
-    url = "sqlite:///%s/new.db" % policy
+def test_a_new_store_is_marked_and_an_old_unmarked_one_is_adopted(sqlite_policy):
+    url = "sqlite:///%s/new.db" % sqlite_policy
     assert _archive({"_url": url}, samples.pmtu_envelope(3)) == {"succeeded": True}
-    conn = sqlite3.connect(str(policy / "new.db"))
+    conn = sqlite3.connect(str(sqlite_policy / "new.db"))
     assert conn.execute("SELECT value FROM jumbo_store WHERE name = 'format'").fetchone() == (
         "jumbo",)
     # A store written before the marker existed (version 3, no jumbo_store table).
     conn.execute("DROP TABLE jumbo_store")
     conn.commit()
     conn.close()
-    assert [name for name in os.listdir(str(policy)) if name.startswith(".jumbo-new")] == []
-    store = SQLiteStore(str(policy / "new.db"))
+    assert [name for name in os.listdir(str(sqlite_policy)) if name.startswith(".jumbo-new")] == []
+    store = SQLiteStore(str(sqlite_policy / "new.db"))
     assert len(store.latest()) == 1
     store.close()
 
@@ -190,11 +177,11 @@ def test_proxy_413_splits_the_batch_and_404_408_ask_to_retry(opensearch_url):
 
 # -- L5 -------------------------------------------------------------------------------------
 
-def test_open_stores_are_bounded_and_evicted_ones_closed(policy):
+def test_open_stores_are_bounded_and_evicted_ones_closed(sqlite_policy):
     handler = archiver.Archiver(max_open=3)
     try:
         for index in range(10):
-            data = {"_url": "sqlite:///%s/s%d.db" % (policy, index)}
+            data = {"_url": "sqlite:///%s/s%d.db" % (sqlite_policy, index)}
             reply = handler.handle([json.dumps(dict(samples.pmtu_envelope(index), data=data))
                                     .encode()])
             assert reply == [{"succeeded": True}]
@@ -202,7 +189,7 @@ def test_open_stores_are_bounded_and_evicted_ones_closed(policy):
         assert len(handler.stores) == 3
         fds = len(os.listdir("/proc/self/fd"))
         for index in range(10, 20):
-            data = {"_url": "sqlite:///%s/s%d.db" % (policy, index)}
+            data = {"_url": "sqlite:///%s/s%d.db" % (sqlite_policy, index)}
             handler.handle([json.dumps(dict(samples.pmtu_envelope(index), data=data)).encode()])
         assert len(os.listdir("/proc/self/fd")) <= fds + 1
     finally:
@@ -234,11 +221,11 @@ def test_a_store_in_use_is_closed_only_when_its_records_are_written():
 
 # -- issue 32, row 10: an SQLite URI in place of a path --------------------------------------
 
-def test_an_sqlite_uri_name_never_opens_a_file_outside(policy, tmp_path, monkeypatch):
+def test_an_sqlite_uri_name_never_opens_a_file_outside(sqlite_policy, tmp_path, monkeypatch):
     # Relative to a working directory inside the allowed one, the name passed the directory
     # check; Debian's SQLite (SQLITE_USE_URI) then read it as a URI and made ../outside/pwn.db.
     (tmp_path / "outside").mkdir()
-    monkeypatch.chdir(str(policy))
+    monkeypatch.chdir(str(sqlite_policy))
     url = "sqlite:///file:..%2Foutside%2Fpwn.db?mode=rwc"
     answer = archiver.data_is_valid({"_url": url})
     assert answer["valid"] is False and "an SQLite URI, not a path" in answer["error"], answer
@@ -249,7 +236,7 @@ def test_an_sqlite_uri_name_never_opens_a_file_outside(policy, tmp_path, monkeyp
     finally:
         store.close()
     assert not (tmp_path / "outside" / "pwn.db").exists()
-    assert (policy / "file:..%2Foutside%2Fpwn.db?mode=rwc").is_file()
+    assert (sqlite_policy / "file:..%2Foutside%2Fpwn.db?mode=rwc").is_file()
 
 
 # -- issue 32, row 12: no secret echoed, no login in clear, bounded waits ---------------------
