@@ -2,7 +2,6 @@
 whole search over loopback (real sockets, no root needed)."""
 
 import socket
-import threading
 import time
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from jumbo.core.spec import RunSpec
 from jumbo.tool import reflector, reverse
 from jumbo.probe import wire
+from loopback_reflector import free_udp_port, serving
 
 
 def test_messages_are_authenticated_in_both_directions():
@@ -38,47 +38,26 @@ def test_tokens_are_random_128_bit_hex():
     assert all(len(t) == 32 and int(t, 16) >= 0 for t in tokens)
 
 
-def _free_udp_port():
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
 def test_search_over_loopback_and_the_dest_report():
     token = wire.new_token()
-    port = _free_udp_port()
-    server = reflector.Reflector(port, token, (4,)).open()
-    thread = threading.Thread(target=server.serve, args=(time.monotonic() + 10,))
-    thread.start()
-    try:
+    with serving(token) as (server, port, thread):
         answer = reverse.measure_reverse("127.0.0.1", port, token, 4, max_size=9000,
                                            timeout=0.5)
-    finally:
-        thread.join(12)
-        server.close()
+        # STATUS told the reflector the source was done: it stops long before its deadline.
+        thread.join(9)
+        stopped = not thread.is_alive()
+    assert stopped
     assert answer.error is None
     assert answer.path_mtu == 9000  # the largest size asked for came back
     assert answer.pmtud == "not-needed"
     report = server.report()
     assert report["stats"]["rejected"] == 0 and report["largest-reply"] == 9000
-    # STATUS told the reflector the source was done: it stopped long before its deadline.
-    assert not thread.is_alive()
 
 
 def test_a_wrong_token_gets_no_answer_and_the_search_says_why():
-    port = _free_udp_port()
-    server = reflector.Reflector(port, wire.new_token(), (4,)).open()
-    thread = threading.Thread(target=server.serve, args=(time.monotonic() + 6,))
-    thread.start()
-    try:
+    with serving(wire.new_token(), seconds=6) as (server, port, _thread):
         answer = reverse.measure_reverse("127.0.0.1", port, wire.new_token(), 4,
                                            timeout=0.5, deadline=time.monotonic() + 5)
-    finally:
-        server.done.set()
-        thread.join(8)
-        server.close()
     assert answer.path_mtu is None
     assert "did not answer" in answer.error
     assert server.report()["stats"]["answered"] == 0
@@ -109,31 +88,18 @@ def test_the_budget_covers_the_slowest_search():
     assert reverse.bound(1.0) == budget
 
 
-def _serving(server, seconds=10):
-    thread = threading.Thread(target=server.serve, args=(time.monotonic() + seconds,))
-    thread.start()
-    return thread
-
-
 def test_only_the_runs_source_address_is_answered():
     """Issue 32 row 11, over loopback: a reflector told its run's source is 127.0.0.2
     answers the token's holder there, and never the same signed requests from 127.0.0.1
     (another host, or a spoofed third party's address): counted `foreign`."""
     from jumbo.tool import reflector_port
     token = wire.new_token()
-    port = _free_udp_port()
-    server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"},
-                                 source="127.0.0.2", secret=b"ab" * 16).open()
-    thread = _serving(server)
-    try:
+    with serving(token, addresses={4: "127.0.0.1"}, source="127.0.0.2",
+                 secret=b"ab" * 16) as (server, port, _thread):
         stranger = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 0.6,
                                        source="127.0.0.1")
         source = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2,
                                      source="127.0.0.2")
-    finally:
-        server.done.set()
-        thread.join(12)
-        server.close()
     assert stranger is None
     assert source is not None and source.port == port and source.secret == "ab" * 16
     report = server.report()
@@ -143,18 +109,11 @@ def test_only_the_runs_source_address_is_answered():
 def test_without_a_source_address_the_first_signed_requester_is_the_only_one(monkeypatch):
     from jumbo.tool import reflector_port
     token = wire.new_token()
-    port = _free_udp_port()
-    server = reflector.Reflector([port], token, (4,)).open()
-    thread = _serving(server)
-    try:
+    with serving(token) as (server, port, _thread):
         first = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2,
                                     source="127.0.0.3")
         second = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 0.6,
                                      source="127.0.0.4")
-    finally:
-        server.done.set()
-        thread.join(12)
-        server.close()
     assert first is not None and second is None
     assert server.report()["source"] == "127.0.0.3"
 
@@ -164,16 +123,9 @@ def test_what_one_run_can_make_the_reflector_send_is_bounded(monkeypatch):
     lowered to 20 kB so that the test asks for more): the rest is counted `over-budget`."""
     monkeypatch.setattr(reflector, "RUN_BYTES", 20000)
     token = wire.new_token()
-    port = _free_udp_port()
-    server = reflector.Reflector([port], token, (4,)).open()
-    thread = _serving(server)
-    try:
+    with serving(token) as (server, port, _thread):
         answer = reverse.measure_reverse("127.0.0.1", port, token, 4, max_size=9000,
                                          timeout=0.3, deadline=time.monotonic() + 5)
-    finally:
-        server.done.set()
-        thread.join(12)
-        server.close()
     report = server.report()
     assert report["sent-bytes"] <= 20000, report
     assert report["stats"]["over-budget"] > 0, report
@@ -186,18 +138,15 @@ def test_the_reflector_listens_on_the_tests_address_only():
     port on that other address meanwhile (it could not, bound to every address)."""
     from jumbo.tool import reflector_port
     token = wire.new_token()
-    port = _free_udp_port()
+    port = free_udp_port()
     other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     other.bind(("127.0.0.2", port))  # another run's socket on another address, same port
-    server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"}).open()
-    thread = _serving(server)
     try:
-        elsewhere = reflector_port.find("127.0.0.2", [port], token, 4, time.monotonic() + 0.6)
-        here = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2)
+        with serving(token, port=port, addresses={4: "127.0.0.1"}) as (server, port, _thread):
+            elsewhere = reflector_port.find("127.0.0.2", [port], token, 4,
+                                            time.monotonic() + 0.6)
+            here = reflector_port.find("127.0.0.1", [port], token, 4, time.monotonic() + 2)
     finally:
-        server.done.set()
-        thread.join(12)
-        server.close()
         other.close()
     assert elsewhere is None and here is not None and here.port == port
     assert server.report()["busy-ports"] == []
@@ -211,8 +160,6 @@ def test_every_refusal_is_counted_where_it_happens(monkeypatch):
     monkeypatch.setattr(reflector, "BURST_PACKETS", 2.0)
     token = wire.new_token()
     key = bytes.fromhex(token)
-    port = _free_udp_port()
-    server = reflector.Reflector([port], token, (4,), addresses={4: "127.0.0.1"}).open()
     client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     client.bind(("127.0.0.1", 0))
     client.settimeout(0.5)
@@ -231,22 +178,19 @@ def test_every_refusal_is_counted_where_it_happens(monkeypatch):
                 probe(3, kind=0x7f),                 # signed, but no such request
                 probe(4, signed_with=bytes(16)),     # not signed with the run's token
                 probe(5), probe(6)]                  # answered, then over the burst
-    thread = _serving(server)
     answers = 0
     try:
-        for request in requests:
-            client.sendto(request, ("127.0.0.1", port))
-        stranger.sendto(probe(7), ("127.0.0.1", port))
-        while True:
-            try:
-                data = client.recv(65535)
-            except socket.timeout:
-                break
-            answers += reflector.decode(key, b"A", data) is not None
+        with serving(token, addresses={4: "127.0.0.1"}) as (server, port, _thread):
+            for request in requests:
+                client.sendto(request, ("127.0.0.1", port))
+            stranger.sendto(probe(7), ("127.0.0.1", port))
+            while True:
+                try:
+                    data = client.recv(65535)
+                except socket.timeout:
+                    break
+                answers += reflector.decode(key, b"A", data) is not None
     finally:
-        server.done.set()
-        thread.join(12)
-        server.close()
         client.close()
         stranger.close()
     stats = server.report()["stats"]

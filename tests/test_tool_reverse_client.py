@@ -4,7 +4,6 @@ matched by seq, nonce and size; anything else on the socket passed over."""
 
 import gc
 import socket
-import threading
 import time
 import warnings
 
@@ -12,33 +11,17 @@ import pytest
 
 from jumbo.core.mtu import IP_HEADER
 from jumbo.probe.wire import ANSWER, HELLO, PROBE, UDP_HEADER, encode, token_key
-from jumbo.tool import reflector
 from jumbo.probe import wire
 from jumbo.tool.reverse_client import ReflectorClient, route_mtu
-
-
-def _free_udp_port():
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
+from loopback_reflector import free_udp_port, serving
 
 
 @pytest.fixture
 def served():
     """A real reflector on loopback for 20 s (ended by the test), and its token."""
     token = wire.new_token()
-    port = _free_udp_port()
-    server = reflector.Reflector(port, token, (4,)).open()
-    thread = threading.Thread(target=server.serve, args=(time.monotonic() + 20,))
-    thread.start()
-    try:
+    with serving(token, seconds=20) as (_server, port, _thread):
         yield port, token_key(token)
-    finally:
-        server.done.set()
-        thread.join(25)
-        server.close()
 
 
 def test_a_probe_is_answered_at_the_size_asked(served):
@@ -91,7 +74,7 @@ def test_answers_that_are_not_ours_are_passed_over():
 
 
 def test_a_request_to_a_closed_port_is_no_crash():
-    client = ReflectorClient("127.0.0.1", _free_udp_port(), token_key(wire.new_token()), 4,
+    client = ReflectorClient("127.0.0.1", free_udp_port(), token_key(wire.new_token()), 4,
                              None)
     try:
         first = client.send(PROBE, 1500, 1500)
