@@ -3,6 +3,7 @@ schema, required, part) and the result schemas are written from those declaratio
 written schemas are the hand-written ones they replaced, member for member and in the same
 order (tests/data/result_schemas_hand_written.json: jumbo.core.schema at 2ae6762)."""
 
+import pytest
 import json
 import os
 
@@ -55,3 +56,21 @@ def test_a_field_added_to_a_class_reaches_its_schema():
     required = [f.key for f in PairResult.FIELDS if f.required]
     assert required == schema.PAIR_RESULT_V1["required"] == ["schema", "succeeded", "runs",
                                                               "verdict"]
+
+
+def test_a_reader_gives_the_members_from_json_would_read():
+    """Hop.reader: the values of the named members of a stored hop, as Hop.from_json reads
+    them (absent ones None, unknown members ignored), checked against the class once."""
+    from jumbo.core.result.pmtu import Hop, PmtuResult
+    read = Hop.reader("ttl", "ip", "mtu")
+    stored = [{"ttl": 3, "ip": "198.18.1.1", "mtu": 8950, "rtt": "PT0.001S"},
+              {"ttl": 4, "ip": None},
+              {"ttl": 5, "mtu": 1500, "colour": "red"}]
+    for doc in stored:
+        hop = Hop.from_json(doc)
+        assert read(doc) == (hop.ttl, hop.ip, hop.mtu)
+    assert read(stored[1]) == (4, None, None)
+    with pytest.raises(ValueError, match="Hop has no member colour"):
+        Hop.reader("ttl", "colour")
+    with pytest.raises(ValueError, match="plain members only"):
+        PmtuResult.reader("hops")

@@ -41,6 +41,26 @@ def test_the_pieces_are_the_json_text_and_the_path_list_comes_in_chunks():
     assert [len(r) for r in rows] == [render.PATH_CHUNK] * 3 + [5]
 
 
+@pytest.mark.parametrize("batch", [1, 2, 3, 7, 1000])
+def test_the_header_is_the_same_text_whatever_its_batches(monkeypatch, batch):
+    """The indented part before the paths comes in batches of HEADER_BATCH encoder pieces and
+    its closing "\n}" is cut: any batch size, down to one piece (a last batch of "}" alone),
+    gives the same text as one json.dumps of the report."""
+    report = _report(3)
+    report["blackholes"] = [{"source": "h%d" % i, "hops": list(range(i))} for i in range(40)]
+    whole = render.to_json(report)
+    monkeypatch.setattr(render, "HEADER_BATCH", batch)
+    pieces = list(render.json_pieces(report))
+    assert "".join(pieces) == whole
+    header = json.dumps(collections.OrderedDict((k, v) for k, v in report.items() if k != "paths"),
+                        indent=2)
+    assert whole.startswith(header[:-2] + ',\n  "path_fields": ')
+    parsed = json.loads(whole)
+    assert parsed["blackholes"] == report["blackholes"] and len(parsed["paths"]) == 3
+    if batch == 1:
+        assert len(pieces) > 100        # batched, not held whole
+
+
 def test_an_empty_path_list_renders_as_it_always_did():
     assert render.to_json(_report(0)).endswith('"path_fields": %s,\n  "paths": [\n    \n  ]\n}\n'
                                               % json.dumps(list(FIELDS)))

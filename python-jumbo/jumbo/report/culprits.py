@@ -13,6 +13,10 @@ from ..core.result.pmtu import Hop
 from .owners import hop_owner
 
 
+# (ttl, ip, mtu) of a stored hop, as Hop names them.
+_TTL_IP_MTU = Hop.reader("ttl", "ip", "mtu")
+
+
 def hop_tuples(hops):
     """[(ttl, ip, mtu)] from JSON text, a list of hop objects, or already tuples."""
     if isinstance(hops, str):
@@ -23,8 +27,7 @@ def hop_tuples(hops):
     out = []
     for h in hops or []:
         if isinstance(h, dict):
-            hop = Hop.from_json(h)  # a stored result's hop, read once
-            out.append((hop.ttl, hop.ip, hop.mtu))
+            out.append(_TTL_IP_MTU(h))
         elif isinstance(h, (tuple, list)) and len(h) == 3:
             out.append(tuple(h))
     return out

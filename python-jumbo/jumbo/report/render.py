@@ -5,6 +5,7 @@ of formatting; the telemetry section (telemetry_view.py) is put in when the repo
 
 import csv
 import io
+import itertools
 import json
 
 from ..core.mtu import STANDARD_MTU
@@ -40,13 +41,19 @@ def json_pieces(report):
     # pieces (millions for 50,000 black holes) are passed on a batch at a time, not joined
     # whole (that list alone was ~150 MB). The object's closing "\n}" is cut: the paths follow.
     encoder = json.JSONEncoder(indent=2, sort_keys=False, default=_default, allow_nan=False)
-    batch = []
-    for piece in encoder.iterencode(dict_without(report, "paths")):
-        batch.append(piece)
-        if len(batch) >= HEADER_BATCH:
-            yield "".join(batch[:-2])
-            del batch[:-2]
-    tail = "".join(batch)
+    pieces = encoder.iterencode(dict_without(report, "paths"))
+    tail = ""
+    while True:
+        # islice and join take a batch in C: a Python step per piece cost 4 % of the report.
+        text = "".join(itertools.islice(pieces, HEADER_BATCH))
+        if not text:
+            break
+        if len(text) < 2:       # the last batch holds the "\n}" to cut: keep it whole
+            tail += text
+            continue
+        if tail:
+            yield tail
+        tail = text
     fields = path_record.FIELDS
     yield '%s,\n  "path_fields": %s,\n  "paths": [\n    ' % (tail[:-2], json.dumps(list(fields)))
     separator = ""
