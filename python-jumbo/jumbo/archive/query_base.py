@@ -41,6 +41,11 @@ class Queries(object):
     """The interface; see the store modules for the implementations."""
 
     name = "?"
+    # True where the store's own server does the work of a question (an aggregation over the
+    # history), so that asking it in a thread overlaps that work with the report's; False
+    # where the answer's rows are this interpreter's work (SQLite), which a thread beside the
+    # report's own would only take turns with.
+    answers_elsewhere = False
 
     def close(self):
         pass

@@ -59,6 +59,7 @@ LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source
 
 class OpenSearchQueries(SearchClient, Queries):
     name = "opensearch"
+    answers_elsewhere = True    # its aggregations are the archive's work
 
     # -- the questions ----------------------------------------------------------------------
     def count(self, window):
