@@ -152,8 +152,17 @@ class SqliteQueries(Queries):
             db.close()
         self._all = []
 
-    def _selected(self, prefix=""):
-        return ", ".join(prefix + c if c in self.columns else "NULL" for c in LATEST_COLUMNS)
+    def _selected(self, prefix="", target=None):
+        """The latest row's columns (NULL for one this store lacks). With a target, `hops`
+        only where the path does not carry it (the report reads no hops there): SQLite
+        decides from path_state's own rule, so those rows cost Python neither a state nor a
+        copy of the row."""
+        jumbo = None
+        if target is not None and self._rule_columns:
+            jumbo = "CASE WHEN (%s) = 'jumbo' THEN NULL ELSE %shops END" % (
+                path_state.sql(target), prefix)
+        return ", ".join(jumbo if c == "hops" and jumbo else prefix + c if c in self.columns
+                         else "NULL" for c in LATEST_COLUMNS)
 
     # -- the questions ---------------------------------------------------------------------
     def _summarised(self, window):
@@ -198,19 +207,25 @@ class SqliteQueries(Queries):
             args.append(window.since)
         return sql, args
 
-    def _latest_sql(self, window):
+    def _latest_sql(self, window, target=None):
         if self.has_latest and not window.until:
             # The store keeps the newest result of each path: no scan of the history.
             sql, args = self._newest("pmtu", window)
-            return "SELECT %s, NULL %s" % (self._selected("r."), sql), args
+            return "SELECT %s, NULL %s" % (self._selected("r.", target), sql), args
         where, args = self._where(window)
         sql = ("SELECT %s, n FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY start DESC) "
                "AS rn, COUNT(*) OVER (PARTITION BY %s) AS n FROM %s %s) WHERE rn = 1"
-               % (self._selected(), self.part, self.part, _quote(self.table), where))
+               % (self._selected("", target), self.part, self.part, _quote(self.table), where))
         return sql, args
 
+    @property
+    def _rule_columns(self):
+        """Whether the store has every column path_state's rule reads (an old one may not)."""
+        return set(path_state.FIELDS) <= self.columns
+
     def latest(self, window, target):
-        sql, args = self._latest_sql(window)
+        sql, args = self._latest_sql(window, target)
+        decided = self._rule_columns         # the query already dropped the jumbo rows' hops
         try:
             for row in self.db.execute(sql, args):
                 row = list(row)
@@ -224,7 +239,7 @@ class SqliteQueries(Queries):
                 # hops stay JSON text (parsed lazily, by localisation, where it needs them);
                 # dropped where the path carries the target.
                 latest = Latest(*row)
-                if latest.hops and state_of(latest, target) == "jumbo":
+                if latest.hops and not decided and state_of(latest, target) == "jumbo":
                     latest = latest._replace(hops=None)
                 yield latest
         except sqlite3.DatabaseError as err:
