@@ -29,7 +29,7 @@ NOT_OURS = {".git", ".venv", ".venv-js301", "var", "build", "dist", "__pycache__
 UNTESTED_BY_NAME = {
     "jumbo.archive.opensearch.changes", "jumbo.archive.opensearch.evidence",
     "jumbo.archive.opensearch.reader", "jumbo.archive.opensearch.rows",
-    "jumbo.archive.sqlite.evidence", "jumbo.archive.sqlite.reader",
+    "jumbo.archive.sqlite.evidence",
     "jumbo.tool.throughput.__main__",
 }
 

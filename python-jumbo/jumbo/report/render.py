@@ -48,12 +48,9 @@ def json_pieces(report):
         text = "".join(itertools.islice(pieces, HEADER_BATCH))
         if not text:
             break
-        if len(text) < 2:       # the last batch holds the "\n}" to cut: keep it whole
-            tail += text
-            continue
-        if tail:
+        if len(text) >= 2 and tail:     # a last batch of "}" alone joins the one before
             yield tail
-        tail = text
+        tail = tail + text if len(text) < 2 else text
     fields = path_record.FIELDS
     yield '%s,\n  "path_fields": %s,\n  "paths": [\n    ' % (tail[:-2], json.dumps(list(fields)))
     separator = ""
