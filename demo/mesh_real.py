@@ -235,7 +235,7 @@ def schedule_check(mesh, args, since):
     for site in mesh.sites:
         runs += mesh.schedule(site, since - 60, now + 3600)
     per_node, per_test = steady.counts(runs, now)
-    for line in steady.table(per_node, per_test):
+    for line in steady.table(per_node, per_test) + steady.lost_runs(runs, now):
         say(line)
     n = len(real_mesh.pairs(mesh.sites))
     bounds = {"pmtu": duration_seconds(args.repeat) + duration_seconds(args.slip)}

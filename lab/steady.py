@@ -64,7 +64,9 @@ def _time(text):
     return moment.timestamp()
 
 
-Run = collections.namedtuple("Run", "node test task start end state")
+Run = collections.namedtuple("Run", "node test task start end state errors")
+# The most of a run's `errors` text shown (a node's answer, printed on the operator's screen).
+ERRORS_SHOWN = 300
 
 
 def parse_schedule(node, text):
@@ -85,11 +87,34 @@ def parse_schedule(node, text):
             if not (isinstance(test, str) and isinstance(state, str)):
                 raise TypeError("test type and state must be strings")
             runs.append(Run(node, test, str(task.get("href") or ""), _time(item["start-time"]),
-                            _time(item["end-time"]), state))
+                            _time(item["end-time"]), state, _errors(item.get("errors"))))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError("%s: a run of the schedule is malformed (%s): %.200s"
                              % (node, exc, json.dumps(item)[:200]))
     return runs
+
+
+def _errors(value):
+    """The schedule's `errors` of a run (why pScheduler did not start it, or why it failed) as
+    one printable line of at most ERRORS_SHOWN characters; None when there are none."""
+    if value in (None, "", [], {}):
+        return None
+    text = value if isinstance(value, str) else json.dumps(value)
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text[:ERRORS_SHOWN] + ("..." if len(text) > ERRORS_SHOWN else "")
+
+
+def lost_runs(runs, now):
+    """Text lines, one per run lost (Missed, Non-Starter, Failed, Preempted, stuck): node,
+    test, start, state and what pScheduler says about it, so a failed demo says why."""
+    lines = []
+    for run in sorted(runs, key=lambda r: (r.start, r.node, r.test)):
+        column = state_of(run, now)
+        if column in LOST:
+            lines.append("   lost: %s %s %s %s: %s" % (
+                run.node, run.test, _clock(run.start), DISPLAY[column],
+                run.errors or "(no errors given)"))
+    return lines
 
 
 def state_of(run, now):

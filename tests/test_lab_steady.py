@@ -91,6 +91,24 @@ def test_counts_by_state_and_a_run_stuck_after_its_slot_counts_as_failed():
     assert "Non-Starter" in lines[0] and lines[-1].split()[:3] == ["all", "pmtu", "1"]
 
 
+def test_every_lost_run_is_listed_with_what_pscheduler_says_about_it():
+    """A failed demo says why: each lost run's node, test, start, state and `errors` (made
+    one printable line, cut at ERRORS_SHOWN); a finished or unfinished run is not listed."""
+    now = T0 + 3600
+    failed = dict(_run(T0 + 600, "failed"), errors="Tool jumbocheck failed to merge results:\n"
+                  "Process took too long to run.")
+    nonstart = dict(_run(T0 + 300, "nonstart", "jumbo-throughput"), errors=["x" * 400])
+    runs = _runs([_run(T0), nonstart, failed, _run(T0 + 900, "running"),
+                  _run(now - 20, "running", end=now + 10)])
+    lines = steady.lost_runs(runs, now)
+    assert len(lines) == 3, lines
+    assert lines[0].startswith("   lost: cern jumbo-throughput ") and "Non-Starter" in lines[0]
+    assert lines[0].endswith("x" * (steady.ERRORS_SHOWN - 2) + "...")
+    assert lines[1].endswith("Failed: Tool jumbocheck failed to merge results: Process took "
+                             "too long to run.")
+    assert lines[2].endswith("Failed: (no errors given)")       # stuck after its slot
+
+
 def test_a_run_never_scheduled_shows_as_a_gap_longer_than_repeat_plus_slip():
     bound = 420.0  # PT5M + PT2M
     # every 5 to 7 minutes: no gap; then one run missing (14 min)
