@@ -204,7 +204,8 @@ class Mesh(object):
         # cores, and an idle worker still costs memory and wake-ups.
         return dict(os.environ, RPS=self.rps, RPS_NODES=spec, PSCHEDULER_SRC=src,
                     RPS_API_WAIT=os.environ.get("RPS_API_WAIT", "600"),
-                    RPS_API_WORKERS=os.environ.get("RPS_API_WORKERS", "2"))
+                    RPS_API_WORKERS=os.environ.get("RPS_API_WORKERS", "2"),
+                    RPS_SCHEDULE_HORIZON=steady.horizon(self.repeat))
 
     def nodes_sh(self, *args, **kwargs):
         return subprocess.run(["bash", NODES_SH] + list(args), env=self.env(),

@@ -15,6 +15,8 @@ import copy
 import datetime
 import json
 
+from jumbo.core.units import duration_seconds
+
 # WLCG's throughput mesh as its pSConfig template has it: one upstream `throughput` test per
 # ordered pair, iperf3, 20 s (bench/schedule.py WLCG_SLOT); every 6 h in production.
 WLCG_TEST = "wlcg-throughput"
@@ -31,6 +33,24 @@ STUCK_AFTER = 180.0
 # What the scheduler may add to repeat + slip between two runs of one task (its start lead,
 # a busy node's late posting of the next run) before the gap means a run was not scheduled.
 GAP_MARGIN = 120.0
+
+
+# pScheduler schedules a task's runs this far ahead (its `configurables.schedule_horizon`,
+# P1D by default) for a mesh measuring hourly: 24 runs of each task ahead.
+PRODUCTION_HORIZON = 86400.0
+PRODUCTION_REPEAT = 3600.0
+
+
+def horizon(repeat):
+    """pScheduler's scheduling horizon for a lab whose hourly repeats are shortened to `repeat`
+    (ISO 8601): P1D shortened by the same factor (PT5M: PT2H), so that each node schedules as
+    many runs of a task ahead as a production node does. With P1D and PT5M every node placed
+    ~270 runs of each task ahead, and the five nodes' schedulers alone held the 2-core machine
+    at load 30-50 (2026-11-28). A task whose slip is longer than the horizon (the template's
+    daily jumbo-throughput, slip PT20H) is then not scheduled within a demo's rounds at all;
+    pScheduler leaves it until its slip fits (upstream schedule.sql, issue #1064)."""
+    seconds = duration_seconds(repeat) * PRODUCTION_HORIZON / PRODUCTION_REPEAT
+    return "PT%dS" % max(int(seconds), 600)
 
 
 def with_throughput(doc, repeat, slip):

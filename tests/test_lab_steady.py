@@ -149,3 +149,14 @@ def test_the_shipped_template_is_never_changed_in_place():
     before = copy.deepcopy(shipped)
     steady.with_throughput(shipped, "PT20M", "PT10M")
     assert shipped == before
+
+
+def test_the_scheduling_horizon_is_shortened_as_the_repeats_are():
+    """A production node schedules hourly tasks P1D ahead: 24 runs. The lab's PT5M repeats get
+    PT2H, the same 24 runs ahead (not the ~270 of P1D that kept the machine at load 30-50)."""
+    assert steady.horizon("PT5M") == "PT7200S"
+    assert steady.horizon("PT1H") == "PT86400S"                  # production: upstream's P1D
+    assert steady.horizon("PT10S") == "PT600S"                   # never under 10 minutes
+    for repeat in ("PT5M", "PT10M", "PT30M"):
+        ahead = steady.duration_seconds(steady.horizon(repeat)) / steady.duration_seconds(repeat)
+        assert ahead == 24

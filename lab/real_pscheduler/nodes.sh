@@ -244,6 +244,12 @@ EOC
   env $envv "$P/usr/bin/postgresql-load" "$SHARE/database-build-super.sql"
   env $envv "$P/usr/bin/postgresql-load" --role pscheduler "$SHARE/database-build.sql"
   echo "ALTER ROLE pscheduler WITH PASSWORD '$DB_PASSWORD';" | "$P/usr/bin/postgresql-load"
+  # How far ahead the scheduler places runs (upstream's default P1D; only in the database):
+  # the mesh lab shortens it as it shortens the repeats (lab/steady.py horizon).
+  if [[ -n ${RPS_SCHEDULE_HORIZON:-} ]]; then
+    [[ $RPS_SCHEDULE_HORIZON =~ ^PT[0-9]+S$ ]] || die "RPS_SCHEDULE_HORIZON: PT<seconds>S, not $RPS_SCHEDULE_HORIZON"
+    echo "UPDATE configurables SET schedule_horizon = '$RPS_SCHEDULE_HORIZON';" | "$P/usr/bin/postgresql-load"
+  fi
   echo "host=$P/pgsock dbname=pscheduler user=pscheduler password=$DB_PASSWORD" >"$ETC/database/database-dsn"
   echo "$DB_PASSWORD" >"$ETC/database/database-password"
   echo "*:*:pscheduler:pscheduler:$DB_PASSWORD" >"$ETC/database/pgpassfile"
