@@ -61,3 +61,19 @@ def test_the_owners_file_names_the_owner_and_ral_becomes_affected(tmp_path):
     assert (hop["site"], hop["owner_basis"]) == ("JANET", "owners file")
     assert hop["affected_sites"] == sorted(list(DESTS.values()) + ["RAL"])
     assert hop["affected_site_count"] == 6
+
+
+def test_stored_hops_are_read_once_per_text_and_a_damaged_store_gives_none():
+    from jumbo.report.culprits import hop_tuples
+    text = json.dumps([{"ttl": 1, "ip": "198.18.0.2", "mtu": 9000, "rtt": None},
+                       {"ttl": 2, "ip": "198.18.1.2", "mtu": 8950}])
+    first = hop_tuples(text)
+    assert first == ((1, "198.18.0.2", 9000), (2, "198.18.1.2", 8950))
+    assert hop_tuples(text) is first                      # the same text: not parsed again
+    other = json.dumps([{"ttl": 3, "ip": None, "mtu": None}])
+    assert hop_tuples(other) == ((3, None, None),)        # another text: its own hops
+    assert hop_tuples(text) == first
+    for damaged in ("7", '{"ttl": 1}', "not json", "null", '"text"'):
+        assert hop_tuples(damaged) == ()
+    assert hop_tuples([(4, "198.18.2.2", 1500), {"ttl": 5}]) == ((4, "198.18.2.2", 1500),
+                                                                  (5, None, None))

@@ -18,19 +18,37 @@ _TTL_IP_MTU = Hop.reader("ttl", "ip", "mtu")
 
 
 def hop_tuples(hops):
-    """[(ttl, ip, mtu)] from JSON text, a list of hop objects, or already tuples."""
+    """((ttl, ip, mtu), ...) from JSON text, a list of hop objects, or already tuples."""
     if isinstance(hops, str):
+        if hops is _LAST[0]:
+            return _LAST[1]
+        text = hops
         try:
             hops = json.loads(hops)
         except ValueError:
-            return []
+            hops = ()
+        out = _tuples(hops)
+        _LAST[:] = [text, out]
+        return out
+    return _tuples(hops)
+
+
+# The last stored hops read, and what they gave: the action list reads a path's hops for its
+# blockers and again, right after, for its ticket's evidence (the same text object: one JSON
+# parse, not two). Read and written by the report's one thread.
+_LAST = [None, ()]
+
+
+def _tuples(hops):
+    if not isinstance(hops, (list, tuple)):    # a damaged or hostile store's hops
+        return ()
     out = []
-    for h in hops or []:
+    for h in hops:
         if isinstance(h, dict):
             out.append(_TTL_IP_MTU(h))
         elif isinstance(h, (tuple, list)) and len(h) == 3:
             out.append(tuple(h))
-    return out
+    return tuple(out)
 
 
 def _locate(p, target, host_mtu):
