@@ -248,7 +248,8 @@ EOC
   # the mesh lab shortens it as it shortens the repeats (lab/steady.py horizon).
   if [[ -n ${RPS_SCHEDULE_HORIZON:-} ]]; then
     [[ $RPS_SCHEDULE_HORIZON =~ ^PT[0-9]+S$ ]] || die "RPS_SCHEDULE_HORIZON: PT<seconds>S, not $RPS_SCHEDULE_HORIZON"
-    echo "UPDATE configurables SET schedule_horizon = '$RPS_SCHEDULE_HORIZON';" | "$P/usr/bin/postgresql-load"
+    printf '\\c pscheduler\nUPDATE configurables SET schedule_horizon = %s;\n' \
+      "'$RPS_SCHEDULE_HORIZON'" | "$P/usr/bin/postgresql-load"
   fi
   echo "host=$P/pgsock dbname=pscheduler user=pscheduler password=$DB_PASSWORD" >"$ETC/database/database-dsn"
   echo "$DB_PASSWORD" >"$ETC/database/database-password"
