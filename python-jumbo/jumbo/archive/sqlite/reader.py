@@ -370,8 +370,8 @@ class SqliteQueries(Queries):
 
     def agreement(self, window, target):
         # Whole numbers from SQLite itself (CAST: a hostile or damaged store's text or real
-        # values count as SQLite reads them), so the rows go into the answer in C: a Python
-        # conversion per value doubled the report's time to read them.
+        # values count as SQLite reads them), so each row goes into the answer as it comes,
+        # with no conversion per value in Python.
         if self.has_flow_sums and self._summarised(window):
             st = path_state.sql(target, null=-1, blackhole_flag="blackhole", unknown_flag="unknown")
             sql = ("SELECT path, %s FROM pmtu_path_states WHERE %s = 'jumbo' GROUP BY path"
