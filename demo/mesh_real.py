@@ -18,6 +18,7 @@ Exit status 0 only when every check passed.
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -300,6 +301,25 @@ def parse_args(argv):
     return args
 
 
+def keep_logs(mesh, out):
+    """Each node's daemon logs (scheduler, runner, archiver, API, PostgreSQL) copied to
+    OUT/node-logs/SITE before the mesh is removed, for a demo that failed: a lost run's
+    reason is often only there (pScheduler gives a Missed run no `errors`)."""
+    kept = os.path.join(out, "node-logs")
+    for site in mesh.sites:
+        source = os.path.join(mesh.rps, "node-" + site, "log")
+        if not os.path.isdir(source):
+            continue
+        target = os.path.join(kept, site)
+        try:
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target)
+        except OSError as exc:
+            say("   node logs of %s not kept: %s" % (site, exc))
+    if os.path.isdir(kept):
+        say("   the nodes' logs are kept in %s" % kept)
+
+
 def _interrupted(signum, frame):
     raise KeyboardInterrupt("signal %d" % signum)
 
@@ -356,6 +376,8 @@ def main(argv=None):
         say("demo-mesh: %s" % exc)
     finally:
         memory.sample()
+        if not ok:
+            keep_logs(mesh, args.out)
         mesh.down()
         say("   mesh removed (namespaces, node processes, PostgreSQL clusters, OpenSearch)")
         say("   peak memory of the mesh: %.0f MiB; wall time %.0f s" % (

@@ -106,3 +106,19 @@ def test_alarm_checks_want_every_expected_event_once_with_its_paths_and_nothing_
     assert not all(c.ok for c in mesh_real.alarm_checks(mesh, short))
     other = ("jumbo path regressed", {"ipv": "ipv4", "pairs": []})
     assert not all(c.ok for c in mesh_real.alarm_checks(mesh, events + [other]))
+
+
+def test_a_failed_demo_keeps_the_nodes_logs_before_the_mesh_goes(tmp_path, capsys):
+    """pScheduler gives a Missed run no `errors` (2026-11-28: one at load 0.1): the nodes'
+    logs are the only account, and the mesh's removal deletes their directories."""
+    class _Nodes(object):
+        sites = ("cern", "ral")
+        rps = str(tmp_path / "rps")
+    log = tmp_path / "rps" / "node-cern" / "log"
+    log.mkdir(parents=True)
+    (log / "runner.log").write_text("run 7 missed\n")
+    out = tmp_path / "out"
+    mesh_real.keep_logs(_Nodes(), str(out))
+    assert (out / "node-logs" / "cern" / "runner.log").read_text() == "run 7 missed\n"
+    assert not (out / "node-logs" / "ral").exists()          # a node that never started
+    assert "kept in %s" % (out / "node-logs") in capsys.readouterr().out
