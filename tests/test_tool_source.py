@@ -106,3 +106,48 @@ def test_the_legs_phase_never_raises():
     legs = source.legs_phase(Broken(), {"iperf3-port": 5201}, "127.0.0.1", 4, None)
     assert legs.verdict == "failed"
     assert legs.error == "throughput phase failed: KeyError: 'spec'"
+
+
+def test_the_greeting_goes_on_through_the_unused_forward_budget():
+    """A forward phase that ended early leaves its budget to the greeting (a dest that started
+    late is still met); one that used its budget leaves HELLO_WINDOW; the window never reaches
+    into the time the later phases were given, nor past the slot."""
+    run = a_run({})                  # pmtu --reverse: start 2 s, forward 7.56 s, reverse 5.3 s
+    b = run.budget
+    forward_end = run.start + b["start"] + b["forward"]
+    assert source.greet_window(run, run.start + 3.0) == pytest.approx(forward_end - run.start - 3.0)
+    assert source.greet_window(run, forward_end + 1.0) == source.reverse_search.HELLO_WINDOW
+    # A slot cut short (a clock that jumped): only what is left of it before the teardown.
+    assert source.greet_window(run, run.end - source.TEARDOWN - 1.0) == pytest.approx(1.0)
+    assert source.greet_window(run, run.end) == 0.0
+    # The legs' time is never taken: a jumbo-throughput slot exactly its budget.
+    pair = a_run({}, test_type="jumbo-throughput", spec={"dest": "127.0.0.1"})
+    pair.end = pair.start + sum(pair.budget.values())
+    later = pair.budget["throughput"] + pair.budget["end"]
+    at = pair.start + pair.budget["start"] + 1.0
+    assert at + source.greet_window(pair, at) == pytest.approx(pair.end - later)
+
+
+def test_a_dest_whose_reflector_starts_late_is_found_within_the_window():
+    """The reflector opens 4 s after the greeting began, later than HELLO_WINDOW (2.5 s): found,
+    because the forward phase's budget was not used up (on the code before: not found)."""
+    token, port = new_token(), free_udp_port()
+    run = a_run({"protocol": PROTOCOL, "reflector-ports": [port], "_token": token})
+    server = reflector.Reflector([port], token, (4,), secret=SECRET.encode())
+
+    def late():
+        time.sleep(4.0)
+        server.open()
+        server.serve(time.monotonic() + 10)
+
+    thread = threading.Thread(target=late)
+    thread.start()
+    try:
+        window = source.greet_window(run)
+        assert window > 5.0
+        peer = source.located_peer(run, time.monotonic() + window)
+        assert peer.get("reflector-port") == port, peer
+    finally:
+        server.done.set()
+        thread.join(20)
+        server.close()

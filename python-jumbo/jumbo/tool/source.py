@@ -134,6 +134,21 @@ def _dest_address(run, forward):
     return dest_ip, version, error
 
 
+def greet_window(run, now=None):
+    """Seconds p0 may go on greeting p1's reflector before the phases with p1: HELLO_WINDOW,
+    or up to the end the slot planned for the forward phase when it ended early. A dest whose
+    tool started late (a loaded node: seen at load 45 in the mesh lab, where 2.5 s was not
+    enough) is then still met inside the slot, which is never lengthened: the window never
+    reaches into the time the reverse search, the legs and the goodbye were given."""
+    now = time.time() if now is None else now
+    budget = run.budget
+    left = run.end - TEARDOWN - now
+    base = min(reverse_search.HELLO_WINDOW, left)
+    unused = budget["start"] + budget["forward"] - (now - run.start)
+    later = budget["reverse"] + budget["throughput"] + budget["end"] - TEARDOWN
+    return max(0.0, base, min(unused, left - later))
+
+
 def _with_dest(run, forward, diags):
     """The phases with p1 (reverse, legs) and the goodbye: (reverse, legs, peer error)."""
     # Give p1 its start-up time (and clock skew) before talking to it, unless its
@@ -141,8 +156,7 @@ def _with_dest(run, forward, diags):
     if not (forward is not None and forward.method == "reflector"):
         sleep_until(run.start + START_WAIT)
     try:
-        greet = min(reverse_search.HELLO_WINDOW, run.end - TEARDOWN - time.time())
-        peer, peer_error = located_peer(run, time.monotonic() + max(0.0, greet)), None
+        peer, peer_error = located_peer(run, time.monotonic() + greet_window(run)), None
     except RunError as err:
         peer, peer_error = None, str(err)
     dest_ip, version, error = _dest_address(run, forward)
