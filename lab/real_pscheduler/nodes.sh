@@ -260,9 +260,12 @@ EOC
   for d in ticker scheduler runner archiver; do
     mkdir -p "$P/var/pscheduler-server/$d/tmp"; chown -R pscheduler "$P/var/pscheduler-server/$d"
     chmod 700 "$P/var/pscheduler-server/$d/tmp"
+    # The runner logs at debug level: a run it never picks up is marked Missed with no error,
+    # and only its debug lines (each pickup, each worker, each late start) say why.
+    local debug=""; [[ $d == runner ]] && debug=--debug
     in_ns "$ns" "$HERE/supervise.sh" "$LOG/$d.log" $as_ps env $envv \
       TMPDIR="$P/var/pscheduler-server/$d/tmp" "$LIB/daemons/$d" \
-      --dsn "@$ETC/database/database-dsn" --verbose >/dev/null 2>&1 </dev/null &
+      --dsn "@$ETC/database/database-dsn" --verbose $debug >/dev/null 2>&1 </dev/null &
     echo $! >>"$P/pids"
     # The ticker's cold boot recreates the heartbeat rows; the others must not race it.
     if [[ $d == ticker ]]; then sleep 2; fi

@@ -95,6 +95,15 @@ class Nodes(object):
         assert status == 200, (run_url, status, value)
         return value
 
+    def daemon_log(self, node, daemon):
+        """The lines a node's daemon wrote (nodes.sh: supervise.sh's file); [] if it has none."""
+        path = os.path.join(self.rps, "node-%s" % node, "log", "%s.log" % daemon)
+        try:
+            with open(path, errors="replace") as handle:
+                return handle.read().splitlines()
+        except OSError:
+            return []
+
     def task_runs(self, task_url):
         status, value = self.api("a", task_url + "/runs")
         assert status == 200, (task_url, status, value)
