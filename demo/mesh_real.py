@@ -32,7 +32,7 @@ for _path in (os.path.join(ROOT, "python-jumbo"), ROOT):
 from demo import checks  # noqa: E402 - after the path set-up above
 from demo import mesh as demo_mesh  # noqa: E402
 from jumbo.core.units import duration_seconds  # noqa: E402
-from lab import real_mesh, steady  # noqa: E402
+from lab import real_mesh, runner_log, steady  # noqa: E402
 
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 FAMILIES = (4, 6)
@@ -236,7 +236,9 @@ def schedule_check(mesh, args, since):
     for site in mesh.sites:
         runs += mesh.schedule(site, since - 60, now + 3600)
     per_node, per_test = steady.counts(runs, now)
-    for line in steady.table(per_node, per_test) + steady.lost_runs(runs, now):
+    logs = dict((site, runner_log.read(os.path.join(mesh.rps, "node-" + site, "log", "runner.log")))
+                for site in mesh.sites)
+    for line in steady.table(per_node, per_test) + steady.lost_runs(runs, now, logs):
         say(line)
     n = len(real_mesh.pairs(mesh.sites))
     bounds = {"pmtu": duration_seconds(args.repeat) + duration_seconds(args.slip)}

@@ -17,6 +17,8 @@ import json
 
 from jumbo.core.units import duration_seconds
 
+from . import runner_log
+
 # WLCG's throughput mesh as its pSConfig template has it: one upstream `throughput` test per
 # ordered pair, iperf3, 20 s (bench/schedule.py WLCG_SLOT); every 6 h in production.
 WLCG_TEST = "wlcg-throughput"
@@ -124,16 +126,21 @@ def _errors(value):
     return text[:ERRORS_SHOWN] + ("..." if len(text) > ERRORS_SHOWN else "")
 
 
-def lost_runs(runs, now):
+def lost_runs(runs, now, runner_logs=None):
     """Text lines, one per run lost (Missed, Non-Starter, Failed, Preempted, stuck): node,
-    test, start, state and what pScheduler says about it, so a failed demo says why."""
+    test, start, state and what pScheduler says about it, so a failed demo says why; for a
+    Missed run (pScheduler gives it no errors) what the node's runner log says
+    (`runner_logs`: {node: lines}, lab/runner_log.py)."""
     lines = []
     for run in sorted(runs, key=lambda r: (r.start, r.node, r.test)):
         column = state_of(run, now)
-        if column in LOST:
-            lines.append("   lost: %s %s %s %s: %s" % (
-                run.node, run.test, _clock(run.start), DISPLAY[column],
-                run.errors or "(no errors given)"))
+        if column not in LOST:
+            continue
+        why = run.errors or "(no errors given)"
+        if column == "missed" and runner_logs is not None:
+            why = runner_log.missed_reason(runner_logs.get(run.node) or [], run.start)
+        lines.append("   lost: %s %s %s %s: %s" % (
+            run.node, run.test, _clock(run.start), DISPLAY[column], why))
     return lines
 
 

@@ -15,6 +15,8 @@ import threading
 
 import pytest
 
+from lab import runner_log
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODES = os.path.join(ROOT, "lab", "real_pscheduler", "nodes.sh")
 OPENSEARCH = os.path.join(ROOT, "scripts", "opensearch.sh")
@@ -97,12 +99,7 @@ class Nodes(object):
 
     def daemon_log(self, node, daemon):
         """The lines a node's daemon wrote (nodes.sh: supervise.sh's file); [] if it has none."""
-        path = os.path.join(self.rps, "node-%s" % node, "log", "%s.log" % daemon)
-        try:
-            with open(path, errors="replace") as handle:
-                return handle.read().splitlines()
-        except OSError:
-            return []
+        return runner_log.read(os.path.join(self.rps, "node-%s" % node, "log", "%s.log" % daemon))
 
     def task_runs(self, task_url):
         status, value = self.api("a", task_url + "/runs")

@@ -19,6 +19,7 @@ import warnings
 import pytest
 
 from jumbo.archive import record as records
+from lab import runner_log
 from real_pscheduler import ADDR, ADDR6, NETNS, run_urls
 
 DEST4, DEST6 = ADDR["b"], ADDR6["b"]
@@ -291,24 +292,6 @@ def _opensearch(nodes, base, method, path, body=None):
         return {}
 
 
-def runner_pickups(lines, start_time):
-    """The runner's debug lines about a run starting at `start_time` (ISO, as the API gives it):
-    `picked`, the "Run N, starts at T" lines (its pickup); `around`, the lines logged in the
-    40 s before that start (what the runner was doing instead)."""
-    start = records.parse_time(start_time)
-    stamp = start.strftime("%Y-%m-%d %H:%M:%S")
-    picked = [line for line in lines if ", starts at %s" % stamp in line]
-    around = []
-    for line in lines:
-        try:
-            at = datetime.datetime.strptime(line[:19], "%Y-%m-%dT%H:%M:%S")
-        except ValueError:
-            continue
-        if 0 <= (start.replace(tzinfo=None) - at).total_seconds() <= 40:
-            around.append(line[:160])
-    return {"picked": picked, "around": around[-40:]}
-
-
 def test_repeating_pmtu_beside_repeating_throughput_every_run_executed(nodes, tasks):
     """pmtu is `background`: its runs never take or block the exclusive throughput slots, so
     over several minutes every run of both repeating tasks was scheduled and executed."""
@@ -316,7 +299,7 @@ def test_repeating_pmtu_beside_repeating_throughput_every_run_executed(nodes, ta
     for name in ("repeating-throughput", "repeating-pmtu"):
         _text, urls = finished(tasks, name, timeout=600)
         runs[name] = nodes.task_runs(urls[0].rsplit("/runs/", 1)[0])
-    runner_log = nodes.daemon_log("a", "runner")
+    log = nodes.daemon_log("a", "runner")
     for name, found in runs.items():
         states = [r["state"] for r in found]
         assert len(found) == REPEATS, (name, states)
@@ -329,11 +312,12 @@ def test_repeating_pmtu_beside_repeating_throughput_every_run_executed(nodes, ta
         assert states.count("finished") + len(missed) == REPEATS, (name, states)
         assert len(missed) <= 1, (name, states)
         for run in missed:
-            lines = runner_pickups(runner_log, run["start-time"])
-            assert not lines["picked"], (name, run["start-time"], lines)
+            start = records.parse_time(run["start-time"])
+            seen = runner_log.before(log, start)
+            assert not runner_log.pickups(log, start), (name, run["start-time"], seen)
             assert not run.get("result-merged"), (name, run)
-            warnings.warn("%s: pScheduler's runner never picked up the run at %s (Missed); "
-                          "its log: %s" % (name, run["start-time"], lines["around"]))
+            warnings.warn("%s: pScheduler's runner never took the run at %s (Missed); its log "
+                          "before: %s" % (name, run["start-time"], seen))
         for run in found:
             if run["state"] == "finished":
                 assert run["result-merged"]["succeeded"] is True, (name, run["result-merged"])
