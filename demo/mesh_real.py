@@ -249,7 +249,12 @@ def schedule_check(mesh, args, since):
         expected.update({"throughput": n, "jumbo-throughput": n})
     # The first run of a task may come a whole repeat + slip after the agent made it.
     found = steady.gaps(runs, bounds, since, now)
-    return steady.verdict(per_test, found, expected, steady.task_counts(runs))
+    excused = steady.never_taken(runs, now, logs)
+    for test, n in sorted(excused.items()):
+        allowed = steady.upstream_share(per_test[test], n)
+        say("   %s: %d Missed run(s) pScheduler's runner never took (upstream's pickup window, "
+            "docs/operator.md); %d excused" % (test, n, allowed))
+    return steady.verdict(per_test, found, expected, steady.task_counts(runs), excused)
 
 
 def parse_args(argv):

@@ -47,8 +47,26 @@ def before(lines, start, seconds=BEFORE, width=160):
         except ValueError:
             continue
         if 0 <= (end - at).total_seconds() <= seconds:
-            out.append(line[:width])
+            out.append(line if width is None else line[:width])
     return out
+
+
+LOOP = ("Next run or check in", "Not waiting.")   # each turn of the runner's main loop
+STARTED = " Started"                               # a runner (re)starting
+
+
+def looping(lines, start):
+    """Whether the runner was up and turning its loop around `start`: a loop line in the 20 s
+    before it, and no start of the runner in the 60 s before it. A runner that crashed or was
+    restarted missed the run for that reason, not for its pickup window."""
+    recent = before(lines, start, 20.0, width=None)
+    return (any(any(mark in line for mark in LOOP) for line in recent)
+            and not any(line.endswith(STARTED) for line in before(lines, start, 60.0, width=None)))
+
+
+def never_taken(lines, start):
+    """A run starting at `start` that the runner, up and looping, never took."""
+    return bool(lines) and looping(lines, start) and not pickups(lines, start)
 
 
 def missed_reason(lines, start):
@@ -58,4 +76,6 @@ def missed_reason(lines, start):
     taken = pickups(lines, start)
     if taken:
         return "the runner took it (%s) but did not start it in time" % taken[-1].strip()[:120]
+    if not looping(lines, start):
+        return "the runner was not up and looping then (no loop line in the 20 s before, or a restart)"
     return "the runner never took it (no pickup in its debug log)"

@@ -60,3 +60,20 @@ def test_lost_runs_says_what_the_runner_log_says_of_a_missed_run():
         "   lost: cern pmtu 00:31:07 Missed: the runner never took it (no pickup in its debug log)"]
     # without logs, as before
     assert steady.lost_runs([run], start + 3600)[0].endswith("Missed: (no errors given)")
+
+
+def test_never_taken_only_when_the_runner_was_up_and_looping():
+    missed = at("2026-11-29 00:31:07")
+    assert runner_log.never_taken(LOG, missed)
+    assert not runner_log.never_taken(LOG, at("2026-11-29 00:31:06"))     # taken
+    assert not runner_log.never_taken([], missed)                        # no log: no excuse
+    # no loop line in the 20 s before: a runner stuck or gone
+    assert not runner_log.never_taken(LOG[:2], at("2026-11-29 00:31:30"))
+    # a runner that (re)started just before: missed for that, not its window
+    restarted = LOG + ["2026-11-29T00:31:20 Started", "2026-11-29T00:31:21 Next run or check in 0:00:15"]
+    assert not runner_log.never_taken(restarted, at("2026-11-29 00:31:30"))
+    assert runner_log.missed_reason(restarted, at("2026-11-29 00:31:30")).startswith(
+        "the runner was not up and looping then")
+    # ...and a minute after that restart, looping again: never taken
+    later = restarted + ["2026-11-29T00:32:10 Next run or check in 0:00:15"]
+    assert runner_log.never_taken(later, at("2026-11-29 00:32:25"))
