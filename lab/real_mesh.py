@@ -401,6 +401,17 @@ class Mesh(object):
             raise RuntimeError("reading jumbo_history: %s %s" % (status, body))
         return [hit["_source"]["jumbo"] for hit in body["hits"]["hits"]]
 
+    def tasks(self, site):
+        """The tasks the node holds, as its API serves them expanded (what the agents made)."""
+        url = "https://%s/pscheduler/tasks?expanded=true" % self.topology.address(site, 4)
+        done = subprocess.run(self.net.argv(site, ["curl", "-sk", "-m", "30", url]),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=60)
+        tasks = json.loads(done.stdout)
+        if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+            raise ValueError("%s: the task list is not a list of tasks: %r" % (site, done.stdout[:200]))
+        return tasks
+
     def cli(self, site, args, timeout=120):
         return subprocess.run(["bash", NODES_SH, "cli", site] + list(args), env=self.env(),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

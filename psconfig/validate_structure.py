@@ -184,6 +184,30 @@ def _check_references(template, problems):
         if "scheduled-by" in task and (not isinstance(task["scheduled-by"], int)
                                        or task["scheduled-by"] < 0):
             problems.error(where, "'scheduled-by' must be an integer >= 0")
+        _check_priority(template, where, task, problems)
+
+
+def _check_priority(template, where, task, problems):
+    """pScheduler's priority of an exclusive task decides whether it pushes out the mesh's
+    other exclusive tests (docs/operator.md, known issues): the suite's jumbo-throughput runs
+    at -1, so that the times the other tests propose avoid its pending runs and it yields to
+    them at insert and at start."""
+    priority = task.get("priority")
+    if "priority" in task and (not isinstance(priority, int) or isinstance(priority, bool)):
+        problems.error(where, "'priority' must be an integer")
+        return
+    if priority == 0:
+        problems.error(where, "'priority' 0 is dropped by pSConfig's agent (it sends only a "
+                              "priority that is not 0): leave it out or give another value")
+    test = section_of(template, "tests").get(task.get("test"))
+    if not isinstance(test, dict) or test.get("type") != "jumbo-throughput":
+        return
+    if priority is not None and priority > 0:
+        problems.error(where, "'priority' %d would let jumbo-throughput preempt the mesh's own "
+                              "throughput tests: use -1" % priority)
+    elif priority is None:
+        problems.note("%s: jumbo-throughput without \"priority\": -1 can push out the mesh's own "
+                      "throughput tests (pScheduler's conflict drop, docs/operator.md)" % where)
 
 
 def _check_archive_specs(template, problems):

@@ -153,6 +153,12 @@ def test_unknown_archive_key_is_rejected_by_the_archiver(tmp_path):
     (lambda t: t.pop("tests"), "template: required section 'tests' is missing"),
     (lambda t: t["tasks"]["pmtu-v4"].__setitem__("repeat", "PT1H"),
      "task 'pmtu-v4': unknown key 'repeat'"),
+    (lambda t: t["tasks"]["jumbo-throughput-v4"].__setitem__("priority", 1),
+     "task 'jumbo-throughput-v4': 'priority' 1 would let jumbo-throughput preempt"),
+    (lambda t: t["tasks"]["pmtu-v4"].__setitem__("priority", 0),
+     "task 'pmtu-v4': 'priority' 0 is dropped by pSConfig's agent"),
+    (lambda t: t["tasks"]["jumbo-throughput-v4"].__setitem__("priority", True),
+     "task 'jumbo-throughput-v4': 'priority' must be an integer"),
 ])
 def test_broken_structure_is_rejected(tmp_path, breakage, expected):
     tpl = _template()
@@ -160,6 +166,22 @@ def test_broken_structure_is_rejected(tmp_path, breakage, expected):
     rc, out, err = _validate(tpl, tmp_path)
     assert rc == 1
     assert expected in err, err
+
+
+def test_the_shipped_priority_and_a_note_without_it(tmp_path):
+    """The template's jumbo-throughput runs at priority -1 (validated on the real pScheduler:
+    tests/integration/test_real_pscheduler_priority.py); without it the validator says what
+    that risks, and the template stays valid."""
+    tpl = _template()
+    assert tpl["tasks"]["jumbo-throughput-v4"]["priority"] == -1
+    assert all("priority" not in t for n, t in tpl["tasks"].items() if n.startswith("pmtu"))
+    rc, out, err = _validate(tpl, tmp_path)
+    assert rc == 0 and "note:" not in out + err, (out, err)
+    del tpl["tasks"]["jumbo-throughput-v4"]["priority"]
+    rc, out, err = _validate(tpl, tmp_path)
+    assert rc == 0, err
+    assert "task 'jumbo-throughput-v4': jumbo-throughput without \"priority\": -1 can push out" \
+        in out + err, (out, err)
 
 
 def test_missing_site_breaks_the_reference(tmp_path):

@@ -11,6 +11,7 @@ merged-results ran out) is a mismatch with its reason, never a pass.
 """
 
 import os
+import time
 
 import pytest
 
@@ -77,3 +78,20 @@ def test_agent_created_tasks_match_the_truth_on_every_pair_and_family(mesh, tmpd
     assert len(sites) == len(real_mesh.pairs(SITES))
     # the coordinator's view of the same archive: report and alarms read it without error
     assert mesh_real.report(mesh, str(tmpdir))
+
+
+def test_agent_created_jumbo_throughput_tasks_carry_the_templates_priority(mesh):
+    """pSConfig's agent passes the template's priority (-1) to every jumbo-throughput task it
+    makes, and none to pmtu: what keeps jumbo-throughput from pushing out the mesh's own
+    throughput tests (tests/integration/test_real_pscheduler_priority.py)."""
+    for site in SITES:
+        by_type = {}
+        deadline = time.monotonic() + 300      # after a round: the agents have made them
+        while time.monotonic() < deadline and "jumbo-throughput" not in by_type:
+            by_type = {}
+            for task in mesh.tasks(site):
+                by_type.setdefault(task["test"]["type"], []).append(task.get("priority"))
+            time.sleep(0 if "jumbo-throughput" in by_type else 10)
+        assert by_type.get("jumbo-throughput") and set(by_type["jumbo-throughput"]) == {-1}, (
+            site, by_type)
+        assert by_type.get("pmtu") and set(by_type["pmtu"]) == {None}, (site, by_type)
