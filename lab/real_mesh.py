@@ -34,6 +34,8 @@ TEMPLATE = os.path.join(ROOT, "psconfig", "lhcone-jumbo-mesh.json")
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "real-pscheduler"))
 ARCHIVE = "archive"          # the lab host OpenSearch and the template's web server live on
 TEMPLATE_PORT = 8080         # inside the archive namespace only
+# jumbo_history answering 503 while its new shards allocate: asked this often, this far apart.
+RECORDS_TRIES, RECORDS_PAUSE = 6, 5.0
 PREFIX = "jm"
 
 # lab site -> the shipped template's address for it (its _meta.site names the site in results)
@@ -392,9 +394,15 @@ class Mesh(object):
     def records(self, test_type="pmtu"):
         """The jumbo_history records of `test_type` (flat, archive/record.py fields)."""
         self.opensearch("POST", "/jumbo_history/_refresh")
-        status, body = self.opensearch("POST", "/jumbo_history/_search", {
-            "size": 1000, "query": {"term": {"jumbo.test_type": test_type}},
-            "sort": [{"jumbo.start": "asc"}]})
+        # 503 "all shards failed": the index the archiver just made is still allocating its
+        # shards (seen at load 31, 2026-11-29); asked again, a few times only.
+        for attempt in range(RECORDS_TRIES):
+            status, body = self.opensearch("POST", "/jumbo_history/_search", {
+                "size": 1000, "query": {"term": {"jumbo.test_type": test_type}},
+                "sort": [{"jumbo.start": "asc"}]})
+            if status != 503 or attempt == RECORDS_TRIES - 1:
+                break
+            time.sleep(RECORDS_PAUSE)
         if status == 404:
             return []
         if status != 200:

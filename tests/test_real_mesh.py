@@ -96,3 +96,20 @@ def test_site_labels_map_back_to_lab_sites():
     assert real_mesh.site_of_label("CERN") == "cern"
     assert real_mesh.site_of_label("NL-T1") == "nikhef"
     assert real_mesh.site_of_label("FNAL") is None
+
+
+def test_records_ask_again_while_the_new_index_allocates_its_shards(monkeypatch):
+    """jumbo_history answers 503 "all shards failed" while the shards of the index the
+    archiver just made allocate (the steady hour's start, 2026-11-29): asked again, a few
+    times; a 503 that lasts is still an error."""
+    monkeypatch.setattr(real_mesh, "RECORDS_PAUSE", 0.0)
+    mesh = real_mesh.Mesh(sites=("cern", "ral"))
+    hit = {"hits": {"hits": [{"_source": {"jumbo": {"source": "a"}}}]}}
+    answers = [(200, {})] + [(503, {"error": "all shards failed"})] * 2 + [(200, hit)]
+    calls = []
+    monkeypatch.setattr(mesh, "opensearch", lambda *a, **k: calls.append(a) or answers.pop(0))
+    assert mesh.records() == [{"source": "a"}]
+    assert len(calls) == 4                       # the refresh, two 503s, the answer
+    answers[:] = [(200, {})] + [(503, {})] * real_mesh.RECORDS_TRIES
+    with pytest.raises(RuntimeError, match="reading jumbo_history: 503"):
+        mesh.records()
