@@ -138,7 +138,7 @@ def lost_runs(runs, now, runner_logs=None):
         if column not in LOST:
             continue
         why = run.errors or "(no errors given)"
-        if column == "missed" and runner_logs is not None:
+        if column == MISSED and runner_logs is not None:
             why = runner_log.missed_reason(runner_logs.get(run.node) or [], run.start)
         lines.append("   lost: %s %s %s %s: %s" % (
             run.node, run.test, _clock(run.start), DISPLAY[column], why))
