@@ -88,6 +88,27 @@ def test_a_direction_with_no_verified_jumbo_leg_is_not_a_success():
     assert reverse["gain"] is None and reverse["pmtud"] == "unknown" and reverse["jumbo"] is None
 
 
+def test_a_direction_whose_receiver_held_the_jumbo_legs_small_decided_something():
+    captured = _captured("clean_jumbo")
+    for run in captured["result"]["runs"]:
+        if run["direction"] == "reverse" and run["size"] == "jumbo":
+            # The source's way back is 1500: it advertised 1460, the dest sent at 1448.
+            run.update(succeeded=False, error="observed MSS 1448 ...", **{"observed-mss": 1448})
+            assert run["pmtu"] == run["mtu"] == 9000
+    captured["result"]["by-direction"]["reverse"]["gain"] = None
+    forward, reverse = [rec for rec, _ in directed.normalize(_envelope(captured))]
+    assert forward["succeeded"] is True and forward["mss"] == 8948
+    assert reverse["succeeded"] is True and reverse["error"] is None
+    # No leg crossed at its size: the reverse path's MTU stays unproven, never jumbo.
+    assert reverse["gain"] is None and reverse["mss"] is None and reverse["jumbo"] is None
+    # Without the socket's path MTU the cause is open: no success.
+    for run in captured["result"]["runs"]:
+        if run["direction"] == "reverse" and run["size"] == "jumbo":
+            run["pmtu"] = None
+    reverse = directed.normalize(_envelope(captured))[1][0]
+    assert reverse["succeeded"] is False
+
+
 def test_a_reverse_jumbo_leg_that_stalled_is_a_black_hole_not_a_path_mtu():
     captured = _captured("clean_jumbo")
     for run in captured["result"]["runs"]:
@@ -168,14 +189,16 @@ def test_opensearch_stores_both_directions_once_and_the_report_shows_both_gains(
 def test_the_reverse_path_is_what_its_own_legs_proved():
     """The lab's asymmetric path: src->dst all 9000, dst->src through r2 whose link from dst
     is 1500. dst advertises MSS 1460 (its route to src), so no jumbo leg runs at full size in
-    either direction and the pooled run fails; the reverse legs' sockets had path MTU 1500."""
+    either direction and the pooled run fails; the reverse legs' sockets had path MTU 1500.
+    The forward legs' sockets had 9000: dst's MSS held them small, which decides that
+    direction (TCP does not use jumbo frames there), though nothing gives it a gain."""
     captured = _captured("asymmetric")
     truth, result = captured["truth"], captured["result"]
     assert result["succeeded"] is False and result["verdict"] == "failed"
     forward, reverse = [rec for rec, _ in directed.normalize(_envelope(captured))]
     assert forward["path_mtu"] == truth["forward"]["path-mtu"] == 9000
-    assert forward["gain"] is None and forward["succeeded"] is False
-    assert forward["error"] == result["error"]
+    assert forward["gain"] is None and forward["mss"] is None
+    assert forward["succeeded"] is True and forward["error"] is None
     assert reverse["path_mtu"] == truth["reverse"]["path-mtu"] == 1500
     assert reverse["jumbo"] is False and reverse["gain"] is None
     assert reverse["succeeded"] is True and reverse["error"] is None

@@ -134,6 +134,13 @@ def test_result_format_text_and_html():
     html = call("result-format", {"spec": {"dest": "<h2>"}, "result": RESULT},
                 argv=["text/html"])
     assert html.status == 0 and "<h2>" not in html.stdout and "x2.25" in html.stdout
+    # The receiver's MSS held the jumbo legs at 1448: said, with the size, as a measurement.
+    capped_legs = [dict(leg, **{"observed-mss": 1448}) if leg["mtu"] == 9000 else leg
+                   for leg in RESULT["runs"]]
+    capped = dict(RESULT, verdict="mss-capped", gain=None, runs=capped_legs)
+    text = call("result-format", {"spec": {"dest": "h2"}, "result": capped}).stdout
+    assert text.splitlines()[0] == ("Jumbo (MTU 9000) not used by TCP: the receiver's MSS held "
+                                    "the jumbo legs at 1448; path MTU 9000"), text
     failed = dict(RESULT, succeeded=False, verdict="failed", error="iperf3: refused", gain=None)
     text = call("result-format", {"spec": {}, "result": failed}).stdout
     assert text.startswith("Run failed: iperf3: refused")

@@ -73,11 +73,43 @@ def test_a_leg_that_ran_at_a_smaller_size_fails():
     doc = _doc([1448 * 3, 1448 * 5], [10 ** 9] * 2)
     run = proof.run_from_json(LEG, doc, None, False)
     assert not run["succeeded"] and run["observed-mss"] == 1448
+    # The socket's path MTU was the leg's: the size was refused by the receiver's MSS.
+    assert run["error"] == ("observed MSS 1448 does not match the leg's MSS 8960 (allowed "
+                            "8920..8960) while the socket's path MTU was 9000: the receiver "
+                            "advertised a smaller MSS (its route back to the sender has a "
+                            "smaller path MTU) or a middlebox clamped it")
+    assert proof.mss_capped(run)
+    # Without the kernel's path MTU (iperf3 before 3.9) either cause stays open.
+    run = proof.run_from_json(LEG, _doc([1448 * 3, 1448 * 5], [10 ** 9] * 2, pmtu=None),
+                              None, False)
     assert run["error"] == ("observed MSS 1448 does not match the leg's MSS 8960 (allowed "
                             "8920..8960): the flow ran at a smaller size (a smaller MSS "
                             "advertised by the peer, or a path MTU it learnt)")
+    assert not proof.mss_capped(run)
     run = proof.run_from_json(LEG, _doc([1020072], [10 ** 9], pmtu=1500), None, False)
     assert run["error"] == "the kernel's path MTU for this flow was 1500, below the leg's MTU 9000"
+
+
+def test_a_capped_legs_mss_is_the_standard_legs_when_it_divides_the_windows():
+    # Seen on the real mesh (bnl->cern, cern's way back 1500): every window an even count of
+    # 1448-byte segments, so the windows alone give 2896.
+    run = proof.run_from_json(LEG, _doc([1448 * 40, 1448 * 64, 1448 * 54], [10 ** 9] * 3),
+                              None, False)
+    assert run["observed-mss"] == 2896 and proof.mss_capped(run)
+    proof.settle_capped_mss(run, [1448, 1448])
+    assert run["observed-mss"] == 1448
+    assert run["mss-note"] == ("window samples are multiples of 2896; 1448, the standard "
+                               "legs' MSS, divides them")
+    assert run["error"].startswith("observed MSS 1448 does not match the leg's MSS 8960")
+    # A size that does not divide them is not taken; nor is one without standard legs.
+    run = proof.run_from_json(LEG, _doc([2800 * 3, 2800 * 5], [10 ** 9] * 2), None, False)
+    proof.settle_capped_mss(run, [1448, None])
+    assert run["observed-mss"] == 2800 and "mss-note" not in run
+    # A stalled leg or one whose socket learnt a smaller path MTU is not capped by the MSS.
+    assert not proof.mss_capped(proof.run_from_json(
+        LEG, _doc([1448 * 3] * 4, [10 ** 9, 10 ** 9, 0, 0]), None, False))
+    assert not proof.mss_capped(proof.run_from_json(
+        LEG, _doc([1448 * 3] * 2, [10 ** 9] * 2, pmtu=1500), None, False))
 
 
 def test_a_leg_whose_bytes_stop_stalled():

@@ -14,6 +14,7 @@ def _run(order, size, throughput, direction="forward", succeeded=True, stalled=F
     return {"order": order, "size": size, "direction": direction, "throughput": throughput,
             "succeeded": succeeded, "stalled": stalled, "error": error,
             "mss": mss or (1460 if size == "standard" else 8960), "observed-mss": None,
+            "mtu": 1500 if size == "standard" else 9000, "pmtu": None,
             "rtt": 0.01, "bytes": 10 ** 9, "retransmits": 10}
 
 
@@ -118,3 +119,34 @@ def test_both_directions_get_their_own_gain():
     by = result["by-direction"]
     assert by["forward"]["gain"] == 2.0 and by["reverse"]["gain"] == 1.0
     assert result["gain"] == pytest.approx(5e9 / 3e9)
+
+
+def _capped(order, throughput=2e9, seen=2896):
+    return dict(_run(order, "jumbo", throughput, succeeded=False,
+                     error="observed MSS %d does not match the leg's MSS 8960" % seen),
+                **{"observed-mss": seen, "pmtu": 9000})
+
+
+def test_jumbo_legs_the_receivers_mss_held_small_are_a_finding():
+    standard = [dict(_run(o, "standard", 2.1e9), **{"observed-mss": 1448, "pmtu": 9000})
+                for o in (0, 3)]
+    runs = [standard[0], _capped(1), _capped(2), standard[1]]
+    result = summary.summarize(runs, {"jumbo-mtu": 9000})
+    assert result["verdict"] == "mss-capped" and result["gain"] is None
+    # 2896 = 2 x 1448: the standard legs' MSS divides it, so it is the size.
+    assert [r["observed-mss"] for r in runs] == [1448, 1448, 1448, 1448]
+    assert result["notes"] == [
+        "jumbo legs ran at MSS 1448 while their sockets' path MTU was 9000: TCP did not use "
+        "jumbo frames. The receiving host advertised a smaller MSS: its route back to the "
+        "sender has a smaller path MTU (an asymmetric return path; the pmtu test's reverse "
+        "measurement shows it) or a middlebox clamps MSS"]
+    # One jumbo leg that failed otherwise: no finding, the run failed.
+    timed_out = _run(2, "jumbo", None, succeeded=False, error="iperf3 timed out")
+    runs = [standard[0], _capped(1), timed_out, standard[1]]
+    assert summary.summarize(runs, {"jumbo-mtu": 9000})["verdict"] == "failed"
+    # One jumbo leg at its size: the gain stands on it, the capped leg is a failed run.
+    fine = dict(_run(2, "jumbo", 6e9), **{"observed-mss": 8948, "pmtu": 9000})
+    result = summary.summarize([standard[0], _capped(1), fine, standard[1]],
+                               {"jumbo-mtu": 9000})
+    assert result["verdict"] == "jumbo-faster" and result["jumbo"]["n"] == 1
+    assert result["notes"][0].startswith("run(s) 1 failed: observed MSS 1448")

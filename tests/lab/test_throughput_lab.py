@@ -241,3 +241,46 @@ def test_partial_ecmp_blackhole_is_caught_by_stalled_streams(lab_factory):
     assert jumbo["stalled"] and 0 < jumbo["stalled-streams"] < 8
     assert result["verdict"] == "blackhole"
     _valid(result)
+
+
+def _return_path_behind_a_router():
+    """src->dst through r1, all 9000; dst->src through r2 and r3, whose link is 1500 with
+    PTB sent (the mesh's bnl): dst's own interfaces are 9000, so it learns the way back is
+    1500 only from a PTB, as a real receiver on an asymmetric path does."""
+    from lab.topology import Node, Topology
+    nodes = [Node("src"), Node("r1", router=True), Node("r2", router=True),
+             Node("r3", router=True), Node("dst")]
+    links = [("src", "r1", 9000), ("r1", "dst", 9000), ("dst", "r2", 9000), ("r2", "r3", 1500),
+             ("r3", "src", 9000)]
+    return Topology("asymmetric-behind-router", nodes, links,
+                    routes={("dst", "src"): ["r2"], ("r2", "src"): ["r3"]},
+                    description="forward 9000; the way back 1500 one router away")
+
+
+@needs_lab
+def test_a_receiver_that_learnt_its_way_back_is_1500_caps_the_jumbo_legs(lab_factory):
+    """Linux advertises the MSS of the route it answers on. Until dst has a path MTU for src
+    the jumbo legs run at 8948; once a PTB taught it the way back is 1500 (any big packet it
+    sends to src: the mesh's own reverse probes do), it advertises 1460 and the jumbo legs
+    run at 1448 although the forward path carries 9000: the verdict says so, not "failed"."""
+    lab = lab_factory(_return_path_behind_a_router())
+    assert lab.truth("src", "dst")["path-mtu"] == 9000
+    assert lab.truth("dst", "src")["path-mtu"] == 1500
+    result, _, _ = _phase(lab, _spec(), 9000)
+    assert [r["observed-mss"] for r in result["runs"]] == [1448, 8948, 8948, 1448], result
+    assert result["verdict"] in ("jumbo-faster", "no-difference"), result
+    # dst learns its way back: a PTB from r2 for a 8000-byte ping.
+    lab.run("dst", ["ping", "-c", "2", "-i", "0.2", "-W", "1", "-M", "want", "-s", "8000",
+                    lab.address("src")], check=False)
+    route = lab.run("dst", ["ip", "route", "get", lab.address("src")]).stdout
+    assert "mtu 1500" in route, route
+    result, _, _ = _phase(lab, _spec(), 9000)
+    runs = result["runs"]
+    assert [r["observed-mss"] for r in runs] == [1448, 1448, 1448, 1448], runs
+    assert [r["pmtu"] for r in runs] == [9000] * 4
+    assert [r["succeeded"] for r in runs] == [True, False, False, True]
+    assert result["verdict"] == "mss-capped" and result["gain"] is None
+    assert result["standard"]["n"] == 2 and result["jumbo"]["n"] == 0
+    assert result["notes"][0].startswith("jumbo legs ran at MSS 1448 while their sockets' path "
+                                         "MTU was 9000")
+    _valid(result)

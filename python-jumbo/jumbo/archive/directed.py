@@ -14,8 +14,8 @@ report's gains are per directed path, so such a run is archived as two records:
     It keeps no `raw` (the forward record has the result: one copy).
 
 Each record has its own verdict: `succeeded` when its direction decided something (a gain, a
-black hole, a path MTU below the jumbo leg's, or the run's skipped jumbo leg for the forward
-one), whatever the pooled verdict; otherwise succeeded is False and `error` says why (the
+black hole, a path MTU below the jumbo leg's, jumbo legs the receiver's MSS held small, or
+the run's skipped jumbo leg for the forward one), whatever the pooled verdict; otherwise succeeded is False and `error` says why (the
 result's own error first). E.g. on the lab's asymmetric path (dest->source through a 1500
 link) the pooled run fails, yet the reverse record is a success: not jumbo, path MTU 1500.
 
@@ -25,7 +25,7 @@ exactly record.normalize's.
 
 import hashlib
 
-from ..core.mtu import is_jumbo
+from ..core.mtu import is_jumbo, receiver_capped
 from . import record as records
 from .values import as_int, as_num, as_obj
 
@@ -71,6 +71,14 @@ def _legs(res, direction, size):
             if isinstance(r, dict) and r.get("direction") == direction and r.get("size") == size]
 
 
+def _all_capped(jumbo):
+    """Every jumbo leg held below its size by the receiver's MSS (core.mtu.receiver_capped):
+    the direction decided that TCP did not use jumbo frames."""
+    return bool(jumbo) and all(r.get("stalled") is not True and receiver_capped(
+        as_int(r.get("mss")), as_int(r.get("mtu")), as_int(r.get("observed-mss")),
+        as_int(r.get("pmtu"))) for r in jumbo)
+
+
 def _directed(rec, res, figures, direction):
     """`rec` with one direction's figures and its own verdict (succeeded, error)."""
     rec["throughput_standard"] = as_num(as_obj(figures.get("standard")).get("mean"))
@@ -87,7 +95,8 @@ def _directed(rec, res, figures, direction):
     stalled = any(r.get("stalled") is True for r in jumbo)
     lowered = rec["path_mtu"] is not None and rec["path_mtu"] < max(
         [as_int(r.get("mtu")) or 0 for r in jumbo] or [0])
-    rec["succeeded"] = rec["gain"] is not None or skipped or stalled or lowered
+    rec["succeeded"] = (rec["gain"] is not None or skipped or stalled or lowered
+                        or _all_capped(jumbo))
     if rec["succeeded"]:
         rec["error"] = None
     else:

@@ -48,3 +48,14 @@ def is_jumbo(path_mtu, target, pmtud=None):
     if path_mtu < (target or DEFAULT_TARGET_MTU):
         return False
     return None if pmtud == "unknown" else True
+
+
+def receiver_capped(mss, mtu, observed_mss, pmtu):
+    """A TCP leg asked for `mss` at `mtu` ran at `observed_mss`, below it beyond the option
+    bytes, while its socket's path MTU `pmtu` was at least `mtu`: the size was refused by the
+    receiver's advertised MSS (Linux advertises the MSS of the route it answers on, so a
+    receiver whose way back is smaller caps it) or by a middlebox clamping MSS, not by the
+    path. Unknown values never make a leg capped."""
+    if None in (mss, mtu, observed_mss, pmtu):
+        return False
+    return observed_mss < mss - MSS_TOLERANCE and pmtu >= mtu

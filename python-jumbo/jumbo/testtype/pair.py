@@ -190,6 +190,11 @@ def verdict(result):
         line = "Jumbo legs stalled while 1500 flowed: black hole at MTU %s" % (size or "?")
     elif what == "skipped":
         line = "No jumbo leg: %s" % (result.skipped or "path MTU not above 1500")
+    elif what == "mss-capped":
+        sizes = sorted(set(integer(leg.observed_mss) for leg in result.runs or []
+                           if leg.size == "jumbo" and integer(leg.observed_mss)))
+        line = "Jumbo (MTU %s) not used by TCP: the receiver's MSS held the jumbo legs at %s" % (
+            size or "?", "/".join(str(s) for s in sizes) or "?")
     elif gain is not None:
         line = "Jumbo (MTU %s) throughput x%.2f%s: %s" % (
             size or "?", gain, " +/- %.2f" % noise if noise is not None else "",

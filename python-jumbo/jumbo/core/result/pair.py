@@ -8,8 +8,10 @@ from .members import parts, slots
 SCHEMA = 1
 # What the path-MTU step contributes to a pair result, from the forward measurement.
 PATH_FIELDS = ("path-mtu", "local-mtu", "pmtud", "dest-ip", "source-ip", "ip-version")
-# Verdicts that are a measurement (a black hole or a skipped jumbo leg is one).
-SUCCESS_VERDICTS = ("jumbo-faster", "jumbo-slower", "no-difference", "blackhole", "skipped")
+# Verdicts that are a measurement (a black hole, a skipped jumbo leg, or jumbo legs the
+# receiver's MSS kept small are one).
+SUCCESS_VERDICTS = ("jumbo-faster", "jumbo-slower", "no-difference", "blackhole", "skipped",
+                    "mss-capped")
 
 
 class Leg(Members):
@@ -44,7 +46,7 @@ class Throughput(Members):
         Field("gain", NUMBER_OR_NULL), Field("gain-noise", NUMBER_OR_NULL),
         Field("verdict", {"type": "string", "enum": ["jumbo-faster", "jumbo-slower",
                                                      "no-difference", "blackhole", "skipped",
-                                                     "failed"]}),
+                                                     "mss-capped", "failed"]}),
         Field("skipped", STRING_OR_NULL), Field("jumbo-mtu", INT_OR_NULL))
     FIELDS = LEG_FIELDS + tuple(Field(key) for key in ("mathis", "notes", "by-direction",
                                                        "error", "server"))

@@ -4,7 +4,7 @@ how the MSS is read from the congestion window)."""
 
 import math
 
-from ...core.mtu import MSS_TOLERANCE
+from ...core.mtu import MSS_TOLERANCE, receiver_capped
 
 
 def blank_run(leg):
@@ -140,10 +140,38 @@ def _stall(run, leg, doc, timed_out):
 def _size_problem(leg, run):
     seen = run["observed-mss"]
     if seen is not None and not (leg["mss"] - MSS_TOLERANCE <= seen <= leg["mss"]):
-        return ("observed MSS %d does not match the leg's MSS %d (allowed %d..%d): the flow "
-                "ran at a smaller size (a smaller MSS advertised by the peer, or a path MTU "
-                "it learnt)" % (seen, leg["mss"], leg["mss"] - MSS_TOLERANCE, leg["mss"]))
+        head = "observed MSS %d does not match the leg's MSS %d (allowed %d..%d)" % (
+            seen, leg["mss"], leg["mss"] - MSS_TOLERANCE, leg["mss"])
+        if run["pmtu"] is not None and run["pmtu"] >= leg["mtu"]:
+            return ("%s while the socket's path MTU was %d: the receiver advertised a smaller "
+                    "MSS (its route back to the sender has a smaller path MTU) or a middlebox "
+                    "clamped it" % (head, run["pmtu"]))
+        return ("%s: the flow ran at a smaller size (a smaller MSS advertised by the peer, or "
+                "a path MTU it learnt)" % head)
     if run["pmtu"] is not None and run["pmtu"] < leg["mtu"]:
         return "the kernel's path MTU for this flow was %d, below the leg's MTU %d" % (
             run["pmtu"], leg["mtu"])
     return None
+
+
+def mss_capped(run):
+    """The leg moved data, without stalling, at an MSS its receiver (or a middlebox) held
+    below its own while its socket's path MTU was the leg's (core.mtu.receiver_capped): TCP
+    between the two does not use the size in this direction. A finding, not a tool failure."""
+    return (not run["stalled"] and run["throughput"] is not None
+            and receiver_capped(run["mss"], run["mtu"], run["observed-mss"], run["pmtu"]))
+
+
+def settle_capped_mss(run, standard_mss):
+    """A capped leg's MSS from its windows is only known as a multiple (2896 when every
+    sample held an even count of 1448-byte segments). The receiver caps at its return
+    route's MSS, 1500's on most such paths, which the standard legs of the same run measured:
+    take that size when it divides what the windows gave."""
+    seen = run["observed-mss"]
+    for size in sorted(set(m for m in standard_mss if m), reverse=True):
+        if size < seen and seen % size == 0:
+            run["observed-mss"] = size
+            run["mss-note"] = ("window samples are multiples of %d; %d, the standard legs' "
+                               "MSS, divides them" % (seen, size))
+            run["error"] = _size_problem(run, run)
+            return

@@ -3,6 +3,8 @@ ceilings, the stall check against the standard legs, and the verdict."""
 
 import math
 
+from .proof import mss_capped, settle_capped_mss
+
 # A run is stalled when its receiver got less than this share of the standard runs' mean.
 STALL_FRACTION = 0.01
 # Mathis et al. (1997): rate <= MSS / RTT * C / sqrt(p), C = sqrt(3/2).
@@ -78,6 +80,16 @@ def _mark_stalls(jumbo_runs, std):
                 run["throughput"], std["mean"])
 
 
+def _capped_note(capped):
+    sizes = sorted(set(r["observed-mss"] for r in capped))
+    pmtus = sorted(set(r["pmtu"] for r in capped))
+    return ("jumbo legs ran at MSS %s while their sockets' path MTU was %s: TCP did not use "
+            "jumbo frames. The receiving host advertised a smaller MSS: its route back to the "
+            "sender has a smaller path MTU (an asymmetric return path; the pmtu test's reverse "
+            "measurement shows it) or a middlebox clamps MSS" % (
+                "/".join(str(s) for s in sizes), "/".join(str(p) for p in pmtus)))
+
+
 def _verdict(info, std, jumbo_runs, gain, noise, notes):
     if info.get("jumbo-mtu") is None:
         return "skipped" if std["n"] else "failed"
@@ -87,6 +99,10 @@ def _verdict(info, std, jumbo_runs, gain, noise, notes):
                      "big packets vanish on this path (PMTUD black hole)" %
                      ", ".join(str(o) for o in stalled))
         return "blackhole"
+    capped = [r for r in jumbo_runs if mss_capped(r)]
+    if gain is None and std["n"] and capped and len(capped) == len(jumbo_runs):
+        notes.append(_capped_note(capped))
+        return "mss-capped"
     if gain is None:
         return "failed"
     margin = max(2 * noise, 0.05) if noise is not None else 0.05
@@ -114,12 +130,16 @@ def summarize(runs, info, error=None):
     std = _throughputs(standard_runs)
     if std["n"]:
         _mark_stalls(jumbo_runs, std)
+    standard_mss = [r["observed-mss"] for r in standard_runs if r["succeeded"]]
+    for run in jumbo_runs:
+        if mss_capped(run):
+            settle_capped_mss(run, standard_mss)
     jum = _throughputs(jumbo_runs)
     gain, noise = gain_and_noise(std, jum)
     notes = [n for n in [info.get("note")] if n]
     verdict = _verdict(info, std, jumbo_runs, gain, noise, notes)
     failed = [r for r in runs if not r["succeeded"]]
-    if failed and verdict != "blackhole":
+    if failed and verdict not in ("blackhole", "mss-capped"):
         notes.append("run(s) %s failed: %s" % (", ".join(str(r["order"]) for r in failed),
                                                failed[0]["error"]))
     result = {
