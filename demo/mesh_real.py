@@ -236,8 +236,7 @@ def schedule_check(mesh, args, since):
     for site in mesh.sites:
         runs += mesh.schedule(site, since - 60, now + 3600)
     per_node, per_test = steady.counts(runs, now)
-    logs = dict((site, runner_log.read(os.path.join(mesh.rps, "node-" + site, "log", "runner.log")))
-                for site in mesh.sites)
+    logs = dict((site, runner_log.daemon_log(mesh.rps, site)) for site in mesh.sites)
     for line in steady.table(per_node, per_test) + steady.lost_runs(runs, now, logs):
         say(line)
     n = len(real_mesh.pairs(mesh.sites))
@@ -314,7 +313,7 @@ def keep_logs(mesh, out):
     reason is often only there (pScheduler gives a Missed run no `errors`)."""
     kept = os.path.join(out, "node-logs")
     for site in mesh.sites:
-        source = os.path.join(mesh.rps, "node-" + site, "log")
+        source = runner_log.node_log_dir(mesh.rps, site)
         if not os.path.isdir(source):
             continue
         target = os.path.join(kept, site)

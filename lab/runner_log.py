@@ -9,9 +9,20 @@ takes. A run with no such line was never taken: the ticker marks it Missed after
 `run_straggle`. One with the line was taken and then failed to start in time."""
 
 import datetime
+import os
 
 PICKUP = ", starts at "
 BEFORE = 40.0        # seconds of the runner's log shown before a lost run's start
+
+
+def node_log_dir(rps, site):
+    """Where nodes.sh has a node's daemons log (scheduler, runner, archiver, API)."""
+    return os.path.join(rps, "node-" + site, "log")
+
+
+def daemon_log(rps, site, daemon="runner"):
+    """A node daemon's log lines (read below)."""
+    return read(os.path.join(node_log_dir(rps, site), daemon + ".log"))
 
 
 def read(path):

@@ -50,6 +50,17 @@ def test_an_unreadable_log_is_no_lines(tmp_path):
     assert runner_log.read(str(path)) == ["2026-11-29T00:30:50 Run 1, starts at \ufffd"]
 
 
+def test_a_nodes_daemon_log_is_where_nodes_sh_writes_it(tmp_path):
+    log = tmp_path / "node-cern" / "log"
+    log.mkdir(parents=True)
+    (log / "runner.log").write_text("a\nb\n")
+    (log / "scheduler.log").write_text("c\n")
+    assert runner_log.node_log_dir(str(tmp_path), "cern") == str(log)
+    assert runner_log.daemon_log(str(tmp_path), "cern") == ["a", "b"]
+    assert runner_log.daemon_log(str(tmp_path), "cern", "scheduler") == ["c"]
+    assert runner_log.daemon_log(str(tmp_path), "desy") == []
+
+
 def test_lost_runs_says_what_the_runner_log_says_of_a_missed_run():
     start = at("2026-11-29 00:31:07").timestamp()
     run = steady.Run("cern", "pmtu", "https://x/tasks/t", start, start + 20, "missed", None)

@@ -99,7 +99,7 @@ class Nodes(object):
 
     def daemon_log(self, node, daemon):
         """The lines a node's daemon wrote (nodes.sh: supervise.sh's file); [] if it has none."""
-        return runner_log.read(os.path.join(self.rps, "node-%s" % node, "log", "%s.log" % daemon))
+        return runner_log.daemon_log(self.rps, node, daemon)
 
     def task_runs(self, task_url):
         status, value = self.api("a", task_url + "/runs")
