@@ -15,9 +15,10 @@ report's gains are per directed path, so such a run is archived as two records:
 
 Each record has its own verdict: `succeeded` when its direction decided something (a gain, a
 black hole, a path MTU below the jumbo leg's, jumbo legs the receiver's MSS held small, or
-the run's skipped jumbo leg for the forward one), whatever the pooled verdict; otherwise succeeded is False and `error` says why (the
-result's own error first). E.g. on the lab's asymmetric path (dest->source through a 1500
-link) the pooled run fails, yet the reverse record is a success: not jumbo, path MTU 1500.
+the run's skipped jumbo leg for the forward one), whatever the pooled verdict; otherwise
+succeeded is False and `error` says why (the result's own error first). E.g. on the lab's
+asymmetric path (dest->source through a 1500 link) the pooled run fails, yet the reverse
+record is a success: not jumbo, path MTU 1500.
 
 A result without both directions in `by-direction` (every forward-only run) is one record,
 exactly record.normalize's.
