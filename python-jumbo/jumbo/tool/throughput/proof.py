@@ -142,7 +142,7 @@ def _size_problem(leg, run):
     if seen is not None and not (leg["mss"] - MSS_TOLERANCE <= seen <= leg["mss"]):
         head = "observed MSS %d does not match the leg's MSS %d (allowed %d..%d)" % (
             seen, leg["mss"], leg["mss"] - MSS_TOLERANCE, leg["mss"])
-        if run["pmtu"] is not None and run["pmtu"] >= leg["mtu"]:
+        if receiver_capped(leg["mss"], leg["mtu"], seen, run["pmtu"]):
             return ("%s while the socket's path MTU was %d: the receiver advertised a smaller "
                     "MSS (its route back to the sender has a smaller path MTU) or a middlebox "
                     "clamped it" % (head, run["pmtu"]))
