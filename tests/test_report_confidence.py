@@ -20,6 +20,7 @@ import sqlite3
 import pytest
 
 import store_fixtures
+from jumbo.archive.queries import Window, open_queries
 from jumbo.archive.stores import open_store
 from jumbo.report import build_report as build
 from jumbo.report.confidence import ECMP_MEMBERS, missed_member_odds, of_counts
@@ -170,3 +171,48 @@ def test_a_version_4_store_keeps_its_rows_and_says_unknown(tmp_path):
     listed = _listed(build(url))
     assert tuple(listed[("a", "b")][k] for k in KEYS[:3]) == (2, None, 28)
     assert listed[("a", "b")]["confidence"] == "unknown"
+
+
+def _agreement(url):
+    queries = open_queries(url)
+    try:
+        return queries.agreement(Window(), 9000)
+    finally:
+        queries.close()
+
+
+def test_partitions_cut_short_and_an_archive_refusing_buckets_give_the_same_counts(
+        sqlite_url, os_url, monkeypatch):
+    """The jumbo runs per path on a real OpenSearch, asked in partitions of one term that
+    OpenSearch's own hashing cuts and the reader halves (p, p + P of 2P) until each holds one
+    path; then with search.max_buckets at 2 (a transient setting of the test's own node),
+    page by page: each time the same counts as SQLite's."""
+    from jumbo.archive.opensearch import reader, search
+    want = _agreement(sqlite_url)
+    assert len(want) == 4           # a -> d too: one jumbo run before its 1500 one
+    asked = []
+    ask = search.SearchClient.search
+
+    def counted(self, index, body, what, keep=None):
+        terms = body.get("aggs", {}).get("c", {}).get("terms")
+        if terms:
+            asked.append((terms["include"]["partition"], terms["include"]["num_partitions"]))
+        return ask(self, index, body, what, keep)
+    monkeypatch.setattr(search.SearchClient, "search", counted)
+    monkeypatch.setattr(search, "PARTITION", 2)
+    monkeypatch.setattr(search, "PARTITION_SIZE", 1)
+    assert _agreement(os_url) == want
+    assert asked[:2] == [(0, 2), (1, 2)] and len(asked) > 2     # at least one cut and halved
+    monkeypatch.setattr(reader, "AGREEMENT_PAGE", 2)
+    monkeypatch.setattr(search, "PARTITION_SIZE", 60000)
+    client = open_queries(os_url)
+    try:
+        status, _ = client.request("PUT", "/_cluster/settings",
+                                   {"transient": {"search.max_buckets": 2}})
+        assert status == 200
+        try:
+            assert client.agreement(Window(), 9000) == want
+        finally:
+            client.request("PUT", "/_cluster/settings", {"transient": {"search.max_buckets": None}})
+    finally:
+        client.close()

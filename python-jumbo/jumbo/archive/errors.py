@@ -38,3 +38,8 @@ class ReportError(JumboError):
 class StoreDown(ReportError):
     def __init__(self, message):
         super().__init__(message, status=3)
+
+
+class TooManyBuckets(StoreDown):
+    """An aggregation asked for more buckets than the archive's search.max_buckets allows
+    (an archive set below OpenSearch's default): the reader can ask in smaller pages."""

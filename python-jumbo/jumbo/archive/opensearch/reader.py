@@ -39,6 +39,7 @@ from . import evidence as os_evidence
 from .layout import LATEST_PACKS
 from .rows import (GAIN_FIELDS, GAIN_VALUES, LATENCY_VALUES, iso_text, iso_value,
                    latest_from_source, row_latest, shared)
+from ..errors import TooManyBuckets
 from .search import SearchClient
 
 # The packed fields read: every path's row, and the localisation values after it.
@@ -46,9 +47,10 @@ ROW = LATEST_PACKS[:1]
 LOCATED = LATEST_PACKS
 
 
-# Paths per page of the jumbo runs per path: each page is an aggregation over the window's
-# whole history, so fewer, larger pages (460,000 paths over 5M results: 60 s at 10,000 a
-# page against 101 s at 1,000, load 50-60), well under search.max_buckets (65,535).
+# Paths per page of the jumbo runs per path where an archive refuses the partitions' size
+# (search.max_buckets set lower): each page is an aggregation over the window's whole
+# history, so fewer, larger pages (460,000 paths over 5M results: 60 s at 10,000 a page
+# against 101 s at 1,000, load 50-60).
 AGREEMENT_PAGE = 10000
 
 LATEST_SOURCE = ["source", "dest", "ip_version", "source_ip", "dest_ip", "source_site",
@@ -180,19 +182,34 @@ class OpenSearchQueries(SearchClient, Queries):
         # time than a sum and a value_count each.
         aggs = {"f": {"stats": {"field": "jumbo.flows"}},
                 "a": {"stats": {"field": "jumbo.flows_asked"}}}
-        out, shared = {}, {}
-        for b in self.composite(self.pmtu, query, [{"path": {"terms": {"field": "jumbo.path"}}}],
-                                aggs, "jumbo runs per path", page=AGREEMENT_PAGE):
-            # An archive's answer is read as hostile: counts are non-negative numbers.
-            f, a, key = (b.get(k) if isinstance(b.get(k), dict) else {} for k in ("f", "a", "key"))
-            counts = [b.get("doc_count"), f.get("sum"), f.get("count"), a.get("sum"),
-                      a.get("count")]
-            if not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                       and 0 <= x < 2 ** 53 for x in counts) or not isinstance(key.get("path"), str):
-                continue
-            counts = tuple(int(x) for x in counts)
-            out[key["path"]] = shared.setdefault(counts, counts)   # few distinct, many paths
+        out = {}
+        try:
+            buckets = self.terms_partitions(
+                self.pmtu, query, "jumbo.path", aggs, "jumbo runs per path",
+                self._paths_about(query), keep=("f.sum", "f.count", "a.sum", "a.count"))
+            _path_counts(buckets, out, lambda b: b["key"])
+        except TooManyBuckets:
+            # An archive whose search.max_buckets is set below the partitions' size: page by
+            # page (a path already counted is counted again to the same value).
+            buckets = self.composite(self.pmtu, query, [{"path": {"terms": {"field": "jumbo.path"}}}],
+                                     aggs, "jumbo runs per path", page=AGREEMENT_PAGE)
+            _path_counts(buckets, out, lambda b: b["key"]["path"])
         return out
+
+    def _paths_about(self, query):
+        """About how many paths `query` spans, for the partitions of a question per path: the
+        latest index's pmtu paths (a count, milliseconds) where it is kept, else the history's
+        estimate (a pass). A low guess costs a partition asked again, never an answer."""
+        if self.has_latest_index():
+            status, parsed = self.request("POST", "/%s/_count" % self.latest_index,
+                                          {"query": {"term": {"test_type": "pmtu"}}})
+            n = parsed.get("count") if status == 200 and isinstance(parsed, dict) else None
+        else:
+            parsed = self.search(self.pmtu, {"size": 0, "query": query, "aggs": {"n": {
+                "cardinality": {"field": "jumbo.path", "precision_threshold": 1000}}}},
+                "paths of the jumbo runs")
+            n = ((parsed or {}).get("aggregations", {}).get("n") or {}).get("value")
+        return n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2 ** 31 else 0
 
     def gains(self, window):
         if not window.until and self.has_latest_index():
@@ -284,3 +301,27 @@ class OpenSearchQueries(SearchClient, Queries):
         if trend is None:
             trend = self.trend(window, target, interval)
         return trend, path_changes.changes(self, window, target, limit, flap, latest)
+
+
+def _path_counts(buckets, out, key_of):
+    """Into `out`, {path: (runs, flows, flows_runs, flows_asked, asked_runs)} of the buckets
+    of the jumbo runs per path, each path named by key_of(bucket). An archive's answer is
+    read as hostile: a bucket counts only with a string key and counts that are whole,
+    non-negative numbers under 2**53. Few distinct counts recur over many paths (a mesh runs
+    every path alike): each distinct tuple is checked, converted and held once."""
+    made = {}
+    for b in buckets:
+        try:
+            key, f, a = key_of(b), b["f"], b["a"]
+            counts = (b["doc_count"], f["sum"], f["count"], a["sum"], a["count"])
+        except (KeyError, TypeError, IndexError):
+            continue
+        if key.__class__ is not str or bool in set(map(type, counts)):
+            continue   # (True == 1: a boolean would find 1's entry below)
+        found = made.get(counts)
+        if found is None:
+            ok = all(isinstance(x, (int, float)) and 0 <= x < 2 ** 53 for x in counts)
+            found = made[counts] = tuple(int(x) for x in counts) if ok else False
+        if found:
+            out[key] = found
+    return out
