@@ -285,6 +285,11 @@ def parse_args(argv):
                         help="steady state: keep the mesh running this long (e.g. PT1H) after "
                         "the agents start, then check every complete round and each node's "
                         "schedule")
+    parser.add_argument("--upstream-fixes", action="store_true",
+                        help="an experiment, never a demo's verdict on the suite: start the "
+                        "nodes with three one-line changes to upstream's scheduling "
+                        "(lab/real_pscheduler/nodes.sh, RPS_UPSTREAM_FIXES) to measure what "
+                        "its conflict drop costs the mesh")
     parser.add_argument("--out", default=os.path.join(ROOT, "var", "demo-mesh"))
     args = parser.parse_args(argv)
     args.sites = tuple(s for s in args.sites.split(",") if s)
@@ -338,6 +343,11 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupted)
+    if args.upstream_fixes:
+        # Read by nodes.sh through the mesh's environment (lab.real_mesh.Mesh.env).
+        os.environ["RPS_UPSTREAM_FIXES"] = "1"
+        say("demo-mesh: EXPERIMENT: upstream pScheduler's scheduling changed on every node "
+            "(--upstream-fixes)")
     started = time.monotonic()
     throughput = (args.throughput_repeat, args.throughput_slip) if args.with_throughput else None
     mesh = real_mesh.Mesh(sites=args.sites, repeat=args.repeat, slip=args.slip, say=say,

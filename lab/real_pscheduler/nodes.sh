@@ -25,6 +25,9 @@
 #                   stay under 107 bytes) and traversable by the postgres and pscheduler users.
 #   RPS_DEPS        pyjq + crontab for /usr/bin/python3 (scripts/setup.sh installs them there;
 #                   default var/real-pscheduler/pydeps)
+#   RPS_UPSTREAM_FIXES=1  an experiment, never a default: each started node gets three
+#                   one-line changes to upstream's scheduling (upstream_fixes below) in its
+#                   own clone, to measure what upstream's conflict drop costs a mesh
 #
 # Topology (ground truth for the tests):
 #   rps-a  a0 198.18.200.1/24 fd00:200::1/64 MTU 9000
@@ -217,6 +220,35 @@ node_env() {
        "JUMBO_SQLITE_DIRS=$RPS/archive:$RPS/archive-pair"  # the integration tests' SQLite stores (docs/security.md)
 }
 
+# The experiment RPS_UPSTREAM_FIXES=1: upstream 5.2.5's own code (this node's clone of it),
+# changed where it drops exclusive runs under contention (docs/operator.md, known issues):
+#  - api_proposed_times compares `run.priority >= use_priority`: a pending run whose priority
+#    is NULL (every run on a node whose limits assign none) is never avoided, while the insert
+#    check (run_has_conflicts) counts it as 0. Changed to COALESCE(run.priority, 0).
+#  - the same function sets use_priority to NULL for a task that HAS a priority (its comment
+#    says "no priority for the task"): such a task's proposals avoid no pending run at all.
+#    Changed to the task's priority, as the other branch does.
+#  - the scheduler declares "Gave up after too many scheduling conflicts" whenever its last
+#    try was used, also when that try succeeded (the runs it posted are then left in state
+#    scheduling, holding their slot). Changed to give up only on a conflict.
+# Each change must match exactly once, or the node is not started.
+upstream_fixes() {
+  local P=$1 envv=$2 SHARE=$1/usr/share/pscheduler LIB=$1/usr/lib/pscheduler f
+  f=$P/proposed-times-fixed.sql
+  { echo '\c pscheduler'
+    awk '/^CREATE OR REPLACE FUNCTION api_proposed_times\(/ {on = 1}
+         on {print}
+         on && /^\$\$ LANGUAGE plpgsql;/ {exit}' "$SHARE/database-build.sql"; } >"$f"
+  [[ $(grep -c 'AND ( run.priority >= use_priority' "$f") == 1 ]] || die "upstream_fixes: priority comparison not found once"
+  [[ $(grep -c 'use_priority := NULL;' "$f") == 1 ]] || die "upstream_fixes: use_priority := NULL not found once"
+  sed -i -e 's/AND ( run\.priority >= use_priority/AND ( COALESCE(run.priority, 0) >= use_priority/' \
+         -e 's/use_priority := NULL;/use_priority := LEAST(use_priority, taskrec.priority);/' "$f"
+  env $envv "$P/usr/bin/postgresql-load" "$f" >/dev/null
+  [[ $(grep -c '^    if tries_left == 0:$' "$LIB/daemons/scheduler") == 1 ]] || die "upstream_fixes: scheduler's give-up test not found once"
+  sed -i 's/^    if tries_left == 0:$/    if tries_left == 0 and conflict:/' "$LIB/daemons/scheduler"
+  say "$(basename "$P"): upstream scheduling changed (RPS_UPSTREAM_FIXES=1, an experiment)"
+}
+
 start_node() {
   local node=$1 ns=${NETNS[$1]} P=$RPS/node-$1
   local ETC=$P/etc/pscheduler LIB=$P/usr/lib/pscheduler SHARE=$P/usr/share/pscheduler
@@ -251,6 +283,7 @@ EOC
     printf '\\c pscheduler\nUPDATE configurables SET schedule_horizon = %s;\n' \
       "'$RPS_SCHEDULE_HORIZON'" | "$P/usr/bin/postgresql-load"
   fi
+  if [[ ${RPS_UPSTREAM_FIXES:-} == 1 ]]; then upstream_fixes "$P" "$envv"; fi
   echo "host=$P/pgsock dbname=pscheduler user=pscheduler password=$DB_PASSWORD" >"$ETC/database/database-dsn"
   echo "$DB_PASSWORD" >"$ETC/database/database-password"
   echo "*:*:pscheduler:pscheduler:$DB_PASSWORD" >"$ETC/database/pgpassfile"
