@@ -102,3 +102,28 @@ def headline_truth(topology, measured, target_mtu=mesh.TARGET_MTU):
             "configured": (len(jumbo_hosts) / float(len(sources))) if sources else None,
             "capable": (capable / float(paths)) if paths else None,
             "blackholes": holes, "capable_pairs": sorted(capable_pairs)}
+
+
+def pair_measurement(topology, source, dest, rec, standard_mtu=1500):
+    """Checks of one jumbo-throughput record of source -> dest (the archive's fields:
+    jumbo.archive.record) against the lab's truth: it succeeded; the path MTU it measured
+    first is the MTU of one of the path's ECMP members; and it measured a gain unless the lab
+    makes one impossible: a path at the standard MTU (its jumbo legs are skipped), or a dest
+    whose own way back to the source is smaller than the path (its SYN-ACK may then advertise
+    the MSS of that way back: the verdict mss-capped, where Linux has learnt it)."""
+    label = "jumbo-throughput IPv%s %s -> %s" % (rec.get("ip_version"), source, dest)
+    if not rec.get("succeeded"):
+        return [Check(label, False, "failed: %s" % rec.get("error"))]
+    truth = mesh.expected(topology, source, dest)
+    got = rec.get("path_mtu")
+    checks = [Check(label + " path-mtu", got in truth["member-mtus"],
+                    "measured %s, ECMP members' MTUs %s" % (got, truth["member-mtus"]))]
+    gain = rec.get("gain")
+    if got is not None and got <= standard_mtu:
+        checks.append(Check(label + " skipped", gain is None,
+                            "a gain (%s) on a path at %s" % (gain, got)))
+    elif truth["reverse-path-mtu"] >= (got or 0):
+        checks.append(Check(label + " gain", gain is not None,
+                            "no gain on a path at %s whose way back is %s" % (
+                                got, truth["reverse-path-mtu"])))
+    return checks

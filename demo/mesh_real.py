@@ -86,6 +86,21 @@ def check_round(mesh, runs, number):
     return results
 
 
+def check_pairs(mesh):
+    """Every archived jumbo-throughput run against the truth of its directed pair (IPv4: the
+    template's task), and at least one run of each pair."""
+    results = []
+    runs = by_pair(mesh.records("jumbo-throughput"))
+    for source, dest in real_mesh.pairs(mesh.sites):
+        found = runs.get((source, dest, 4), [])
+        if not found:
+            results.append(checks.Check("jumbo-throughput IPv4 %s -> %s" % (source, dest), False,
+                                        "no run archived"))
+        for rec in found:
+            results += checks.pair_measurement(mesh.topology, source, dest, rec)
+    return results
+
+
 def _memory(pid):
     """A process's proportional set size in bytes (its shared pages divided among their
     users), or its resident size where the kernel gives no smaps_rollup. PostgreSQL's shared
@@ -369,6 +384,8 @@ def main(argv=None):
         runs = by_pair(mesh.records("pmtu"))
         for number in range(1, args.rounds + 1):
             results += check_round(mesh, runs, number)
+        if args.with_throughput:
+            results += check_pairs(mesh)
         for check in results:
             if not check.ok:
                 say("   MISMATCH %s: %s" % (check.what, check.detail))

@@ -432,3 +432,4 @@ def test_the_checker_finds_a_test_type_reading_the_tool(tmp_path):
         "jumbo/testtype/s.py:2: jumbo.testtype.s imports jumbo.tool.t: testtype imports "
         "nothing from tool"]
     assert found["layers"] == []
+

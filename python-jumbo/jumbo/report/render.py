@@ -14,8 +14,7 @@ from .formatting import evidence, metric_rows, pct, share
 from .safe_output import csv_cell, text_line
 
 
-PATH_CHUNK = 2048
-HEADER_BATCH = 8192
+PATH_CHUNK, HEADER_BATCH = 2048, 8192
 
 
 def to_json(report):
