@@ -415,7 +415,9 @@ def main(argv=None):
         say("   mesh removed (namespaces, node processes, PostgreSQL clusters, OpenSearch)")
         say("   peak memory of the mesh: %.0f MiB; wall time %.0f s" % (
             memory.peak / 2.0 ** 20, time.monotonic() - started))
-    say("demo-mesh: %s" % ("every check passed" if ok else "FAILED"))
+    say("demo-mesh: %s%s" % ("every check passed" if ok else "FAILED",
+                             " (EXPERIMENT: upstream's scheduling changed)" if args.upstream_fixes
+                             else ""))
     return 0 if ok else 1
 
 
