@@ -168,9 +168,10 @@ class SearchClient(object):
                     or not isinstance(agg.get("buckets", []), list)):
                 raise StoreDown("OpenSearch answered the %s query without its buckets" % what)
             if other:
-                # Bounded: a store that keeps cutting (or says so falsely) is not asked on.
+                # Bounded: a store that keeps cutting (or says so falsely, or a guess of the
+                # terms far too low) is not asked on; the caller may ask page by page instead.
                 if parts >= 16 * first:
-                    raise StoreDown("OpenSearch cut the %s query's partitions short" % what)
+                    raise TooManyBuckets("OpenSearch cut the %s query's partitions short" % what)
                 todo += [(part, parts * 2), (part + parts, parts * 2)]
                 continue
             yield from agg.get("buckets", ())
