@@ -15,7 +15,7 @@ def change(source, dest, start, was, now, ip_version=4, mtus=(9000, 1500)):
 
 def path(source, dest, ip_version=4, state="jumbo"):
     return PathRecord(source, dest, ip_version, source.upper(), dest.upper(), "2026-11-20", 9000,
-                      None, False, 9000, "ok", False, None, None, True, state, False, True, {})
+                      None, False, 9000, "ok", False, None, None, True, state, False, True)
 
 
 # Newest first. flap<->kit flaps; on the 20th a and b regressed (IPv4, IPv6) and c improved;

@@ -13,6 +13,7 @@ The mesh (every run with its reverse measured at 9000 by the reflector):
 """
 
 import csv
+import threading
 import io
 import json
 import sqlite3
@@ -23,7 +24,10 @@ import store_fixtures
 from jumbo.archive.queries import Window, open_queries
 from jumbo.archive.stores import open_store
 from jumbo.report import build_report as build
-from jumbo.report.confidence import ECMP_MEMBERS, missed_member_odds, of_counts
+from jumbo.archive.query_base import LATEST_FIELDS, Latest
+from jumbo.report.confidence import (ECMP_MEMBERS, CountsFeed, attach, missed_member_odds, of_counts,
+                                     take_counts)
+from jumbo.report.path_record import PathRecord
 from jumbo.report.html import to_html
 from jumbo.report.render import to_csv, to_json, to_text
 
@@ -81,6 +85,68 @@ def test_the_odds_of_a_missed_member():
     assert of_counts((2, 0, 0, 0, 0))[2:] == (None, None, "unknown")
     assert of_counts((2, 80, 2, 40, 1))[1] is None and of_counts((2, 80, 2, 40, 1))[4] == "unknown"
     assert of_counts((3, 120, 3, 120, 3))[4] == "high"
+
+
+def _record(source, dest, version, state):
+    values = dict.fromkeys(LATEST_FIELDS)
+    values.update(source=source, dest=dest, ip_version=version)
+    p = PathRecord.unjudged(Latest(**values), "A", "B")
+    p.state = state
+    return p
+
+
+def test_counts_reach_their_own_path_and_family_as_the_store_sends_them():
+    rows = dict(((p.source, p.dest, p.ip_version), p) for p in (
+        _record("a", "b", 4, "jumbo"), _record("a", "b", 6, "jumbo-one-way"),
+        _record("b", "a", 4, "standard"), _record(None, "c", None, "jumbo"),
+        _record("c", "a", 4, "jumbo")))
+    sure, unsure = (3, 120, 3, 120, 3), (1, 12, 1, 16, 1)
+    take_counts(rows, iter([
+        ("a|b|4|pmtu", sure), ("a|b|6|pmtu", unsure), ("b|a|4|pmtu", sure), ("|c||pmtu", sure),
+        # a damaged or hostile archive's keys name no path: passed over, never an error
+        ("a|b|x|pmtu", sure), ("a|b|4|trace", sure), ("a|b|4", sure), ("c|a|4|pmtu|x", sure),
+        ("zz|a|4|pmtu", sure)]))
+    paths = [rows[k] for k in sorted(rows, key=str)]
+    attach(paths)
+    got = dict((p.key(), p.confidence and p.confidence[4]) for p in paths)
+    assert got == {("a", "b", 4): "high", ("a", "b", 6): "low", ("b", "a", 4): None,
+                   (None, "c", None): "high", ("c", "a", 4): "unknown"}
+    # the raw counts do not outlive the verdict
+    assert all(p.jumbo_counts is None for p in paths)
+
+
+def test_an_archives_counts_read_before_and_after_the_records_are_made_all_reach_them():
+    rows = dict(((p.source, p.dest, p.ip_version), p) for p in (
+        _record("a", "b", 4, "jumbo"), _record("b", "a", 4, "jumbo"), _record("c", "a", 6, "jumbo")))
+    early, late = threading.Event(), threading.Event()
+
+    def answers():      # an archive's partitions: the first two before the records exist
+        yield "a|b|4|pmtu", (1, 4, 1, 4, 1)
+        yield "b|a|4|pmtu", (2, 8, 2, 8, 2)
+        early.set()
+        late.wait(10)
+        yield "c|a|6|pmtu", (3, 12, 3, 12, 3)
+
+    feed = CountsFeed()
+    reader = threading.Thread(target=feed.read, args=(answers(),))
+    reader.start()
+    assert early.wait(10)
+    assert all(p.jumbo_counts is None for p in rows.values())   # held, not yet put
+    feed.ready(rows)
+    late.set()
+    reader.join(10)
+    assert not reader.is_alive()
+    assert [rows[k].jumbo_counts[0] for k in sorted(rows)] == [1, 2, 3]
+
+
+def test_a_report_stopped_before_its_records_ends_the_feeds_thread():
+    feed = CountsFeed()
+    reader = threading.Thread(target=feed.read, args=(iter([("a|b|4|pmtu", (1, 4, 1, 4, 1))]),))
+    reader.start()
+    feed.ready(None)
+    feed.ready({})              # only the first call counts
+    reader.join(10)
+    assert not reader.is_alive() and feed.rows is None
 
 
 def test_each_jumbo_path_says_how_sure_it_is(store_url):

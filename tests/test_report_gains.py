@@ -26,15 +26,10 @@ def test_the_histogram_bins_from_each_edge_with_an_open_last_bin():
     assert sum(b["count"] for b in gains.histogram([])) == 0
 
 
-class _Row(object):
-    def __init__(self, source_ip, dest_ip):
-        self.source_ip, self.dest_ip = source_ip, dest_ip
-
-
 class _Path(object):
     def __init__(self, source, dest, ip_version=4, capable=False, ips=(None, None)):
         self.source, self.dest, self.ip_version, self.capable = source, dest, ip_version, capable
-        self.row = _Row(*ips)
+        self.source_ip, self.dest_ip = ips
 
 
 def test_measured_gains_are_sorted_summarised_and_limited():

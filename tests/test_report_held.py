@@ -6,6 +6,7 @@ flows, share 0.25 needs 25."""
 from jumbo.archive.evidence import Evidence, path_key
 from jumbo.archive.query_base import LATEST_FIELDS, Latest
 from jumbo.report import held
+from jumbo.report.path_record import PathRecord
 
 KEY = ("ps1.a", "ps1.b", 4)
 
@@ -15,7 +16,7 @@ def _row(**fields):
     values.update(source=KEY[0], dest=KEY[1], ip_version=KEY[2], succeeded=True, path_mtu=9000,
                   pmtud="ok", partial=False, start="2026-11-27T00:00:00Z")
     values.update(fields)
-    return Latest(**values)
+    return PathRecord.unjudged(Latest(**values), "A", "B")
 
 
 def _ev(share=0.5, clean_flows=3, ttl=4, ip="198.18.1.1", size=8972):
@@ -69,7 +70,8 @@ def test_other_paths_and_families_are_untouched():
     v6 = ("ps1.a", "ps1.b", 6)
     rows = {KEY: _row(), v6: _row(ip_version=6)}
     found = held.hold(rows, {path_key(*v6): _ev()})
-    assert list(found) == [v6] and rows[KEY] == _row()
+    assert list(found) == [v6]
+    assert (rows[KEY].partial, rows[KEY].blackhole_ttl, rows[KEY].blackhole_ip) == (False, None, None)
     assert held.hold({KEY: _row()}, {}) == {}
 
 

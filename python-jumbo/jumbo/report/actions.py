@@ -52,7 +52,6 @@ def interface_mtus(paths):
 
 def _forward(p, iface, target):
     """The blockers of a path's own (forward) direction, which failed."""
-    row = p.row
     out = set()
     if p.local_mtu is not None and p.local_mtu < target:
         out.add(("host", p.source))
@@ -60,16 +59,16 @@ def _forward(p, iface, target):
     if dest_mtu is not None and dest_mtu < target:
         out.add(("host", p.dest))
     if p.blackhole:
-        out.add(("hop", row.blackhole_ip) if row.blackhole_ip else UNKNOWN)
+        out.add(("hop", p.blackhole_ip) if p.blackhole_ip else UNKNOWN)
     elif not p.succeeded:
         out.add(UNKNOWN)
     elif not out:
         # The first hop where the size drops below the target (past the source host: its own
         # interface bounds every hop's size, so a source below the target hides the hops).
-        for _ttl, ip, mtu in hop_tuples(row.hops):
-            if mtu is None or mtu >= target or ip in (None, row.source_ip):
+        for _ttl, ip, mtu in hop_tuples(p.hops):
+            if mtu is None or mtu >= target or ip in (None, p.source_ip):
                 continue
-            out.add(("host", p.dest) if ip == row.dest_ip else ("hop", ip))
+            out.add(("host", p.dest) if ip == p.dest_ip else ("hop", ip))
             break
     return out or {UNKNOWN}
 
@@ -186,15 +185,14 @@ def _tally_host(t, p, fam, iface):
 def _tally_hop(t, p, target, evidence):
     """A black hole at the hop adds its evidence (runs, seen); a hop that only limits the
     path's MTU records the smallest MTU below the target it showed."""
-    row = p.row
-    if p.blackhole and row.blackhole_ip == t["key"]:
+    if p.blackhole and p.blackhole_ip == t["key"]:
         t["blackholes"] += 1
         ev = evidence.get((p.source, p.dest, p.ip_version))
         if ev and ev.get("runs"):
             t["runs"] += ev["runs"]
             t["seen"] += ev["seen"] or 0
         return
-    for _ttl, ip, mtu in hop_tuples(row.hops):
+    for _ttl, ip, mtu in hop_tuples(p.hops):
         if ip == t["key"] and mtu is not None and mtu < target:
             t["mtu"] = mtu if t["mtu"] is None else min(t["mtu"], mtu)
 

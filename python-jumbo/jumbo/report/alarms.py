@@ -68,20 +68,19 @@ class Collector(object):
 
     def __call__(self, report, paths, host_mtu, opts):
         for p in paths:
-            row = p.row
-            hop, ttl, hop_mtu = row.blackhole_ip, row.blackhole_ttl, None
+            hop, ttl, hop_mtu = p.blackhole_ip, p.blackhole_ttl, None
             if not hop and p.state == "standard":
-                hop, ttl, hop_mtu = _mtu_hop(row, opts.target)
+                hop, ttl, hop_mtu = _mtu_hop(p, opts.target)
             self.paths.append(Seen(p.source, p.dest, p.ip_version, p.source_site.upper(),
-                                   p.dest_site.upper(), p.state, hop, ttl, row.blackhole_size,
+                                   p.dest_site.upper(), p.state, hop, ttl, p.blackhole_size,
                                    p.path_mtu, p.reverse_path_mtu, hop_mtu))
 
 
-def _mtu_hop(row, target):
+def _mtu_hop(path, target):
     """(ip, ttl, mtu) of the first hop between the ends whose MTU is below `target` (the
-    rule of culprits.shared_culprits); the row's hops are {ttl, ip, mtu} objects or
+    rule of culprits.shared_culprits); the path's hops are {ttl, ip, mtu} objects or
     (ttl, ip, mtu) triples, or their JSON text (the SQLite store's)."""
-    hops = row.hops
+    hops = path.hops
     if isinstance(hops, str):
         try:
             hops = json.loads(hops)
@@ -95,7 +94,7 @@ def _mtu_hop(row, target):
             ttl, ip, mtu = hop
         else:
             continue
-        if isinstance(mtu, int) and mtu < target and ip not in (None, row.source_ip, row.dest_ip):
+        if isinstance(mtu, int) and mtu < target and ip not in (None, path.source_ip, path.dest_ip):
             return ip, ttl, mtu
     return None, None, None
 

@@ -128,9 +128,8 @@ def _name(p):
 
 
 def _hole(p):
-    row = p.row
-    where = " at hop %s" % row.blackhole_ip if p.blackhole and row.blackhole_ip else ""
-    size = "; %d-byte packets lost" % row.blackhole_size if p.blackhole and row.blackhole_size else ""
+    where = " at hop %s" % p.blackhole_ip if p.blackhole and p.blackhole_ip else ""
+    size = "; %d-byte packets lost" % p.blackhole_size if p.blackhole and p.blackhole_size else ""
     kind = "per-flow black hole" if p.partial else "black hole"
     return "%s %s%s%s" % (_name(p), kind if p.blackhole else "black hole the other way", where, size)
 

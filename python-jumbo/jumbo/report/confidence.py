@@ -25,8 +25,7 @@ count here (they probed the same ECMP group).
 """
 
 import collections
-
-from ..archive.evidence import path_key
+import threading
 
 ECMP_MEMBERS = 16
 HIGH_ODDS = 0.001
@@ -56,17 +55,73 @@ def of_counts(counts):
     return runs, asked, measured, odds, word
 
 
-def attach(paths, agreement):
-    """Each jumbo path's record gets its confidence (path_record.PathRecord.confidence). Few
-    distinct counts recur over many paths (a mesh runs every path alike): one tuple each."""
+def take_counts(rows, answers):
+    """Each path's counts from the store's agreement answer (Queries.agreement_rows: (path
+    key, counts) pairs), put on its record (`rows`: {(source, dest, ip_version): PathRecord})
+    as they come. A key that names no path of `rows` (another site's, or a damaged one) is
+    passed over: its path keeps no counts, and reads as unknown."""
+    for key, counts in answers:
+        parts = key.split("|")
+        if len(parts) != 4 or parts[3] != "pmtu":
+            continue
+        source, dest, version = parts[0], parts[1], parts[2]
+        try:
+            version = int(version) if version else None
+        except ValueError:
+            continue
+        p = rows.get((source, dest, version))
+        if p is None:   # evidence.path_key writes a missing name as ""
+            p = rows.get((source or None, dest or None, version))
+        if p is not None:
+            p.jumbo_counts = counts
+
+
+class CountsFeed(object):
+    """An archive's agreement answer read in a thread of its own from the report's start (the
+    archive aggregates while the latest results are read), held as two flat lists until the
+    paths' records are all made (ready), then put on them: ~40 MB for 460,000 jumbo paths
+    where a map of them was ~110 MB."""
+
+    def __init__(self):
+        self.rows = None
+        self._ready = threading.Event()
+
+    def read(self, answers):
+        answers = iter(answers)
+        keys, values = [], []
+        if not self._ready.is_set():
+            for key, counts in answers:
+                keys.append(key)
+                values.append(counts)
+                if self._ready.is_set():
+                    break
+        self._ready.wait()
+        if self.rows is None:       # the report stopped before its records were made
+            return
+        take_counts(self.rows, zip(keys, values))
+        del keys[:], values[:]
+        take_counts(self.rows, answers)
+
+    def ready(self, rows):
+        """The records by key, complete: the counts go on them (once; None: never)."""
+        if not self._ready.is_set():
+            self.rows = rows
+            self._ready.set()
+
+
+def attach(paths):
+    """Each jumbo path's record gets its confidence (path_record.PathRecord.confidence) from
+    the counts take_counts put there. Few distinct counts recur over many paths (a mesh runs
+    every path alike): one tuple each."""
     made = {}
     for p in paths:
         if p.state in JUMBO_STATES:
-            counts = agreement.get(path_key(p.source, p.dest, p.ip_version))
+            counts = p.jumbo_counts
             found = made.get(counts)
             if found is None:
                 found = made[counts] = of_counts(counts)
             p.confidence = found
+        p.jumbo_counts = None
 
 
 def summary(paths):

@@ -54,19 +54,18 @@ def _tuples(hops):
 def _locate(p, target, host_mtu):
     """What limits one failing path: ("host", (host, interface MTU)) for an end host's own MTU,
     ("hop", (kind, ip, ttl, mtu)) for a hop, or None when nothing says."""
-    row = p.row
     if p.local_mtu is not None and p.local_mtu < target and not p.blackhole:
         return "host", (p.source, p.local_mtu)     # the source host is not configured
-    if p.blackhole and row.blackhole_ip:
-        return "hop", ("blackhole", row.blackhole_ip, row.blackhole_ttl, None)
+    if p.blackhole and p.blackhole_ip:
+        return "hop", ("blackhole", p.blackhole_ip, p.blackhole_ttl, None)
     if "out" not in p.failing:
         return None
-    hops_list = hop_tuples(row.hops)
+    hops_list = hop_tuples(p.hops)
     for ttl, ip, hmtu in hops_list:
-        if hmtu is not None and hmtu < target and ip not in (None, row.source_ip, row.dest_ip):
+        if hmtu is not None and hmtu < target and ip not in (None, p.source_ip, p.dest_ip):
             return "hop", ("mtu", ip, ttl, hmtu)
     for _ttl, ip, hmtu in hops_list:
-        if ip == row.dest_ip and hmtu is not None and hmtu < target:
+        if ip == p.dest_ip and hmtu is not None and hmtu < target:
             return "host", (p.dest, hmtu)          # the dest's own link
     dest = host_mtu.get(p.dest)
     if not p.blackhole and dest is not None and dest[1] is not None and dest[1] < target:

@@ -59,8 +59,7 @@ def gain_tables(measured, latency_rows, paths, target, link_speed, limit):
     for p in paths:
         if (p.source, p.dest) in measured_keys:
             continue
-        row = p.row
-        lat = latency.get((p.source, p.dest)) or latency.get(("ip", row.source_ip, row.dest_ip))
+        lat = latency.get((p.source, p.dest)) or latency.get(("ip", p.source_ip, p.dest_ip))
         if lat is None:
             continue
         ipv = p.ip_version or 4

@@ -13,23 +13,25 @@ from ..archive.path_state import blackhole_fields
 
 
 def hold(rows, found):
-    """{(source, dest, ip_version): Evidence} of the paths held; `rows` (the latest Latest
-    rows, by that key) are changed in place to carry the hole."""
+    """{(source, dest, ip_version): Evidence} of the paths held; `rows` (the latest paths'
+    unjudged records, path_record.PathRecord.unjudged, by that key) are changed in place to
+    carry the hole."""
     held = {}
-    for key, row in list(rows.items()):
+    for key, p in rows.items():
         ev = found.get(path_key(*key))
         if ev is None or cleared(ev):
             continue
         held[key] = ev
-        if blackhole_fields(pmtud=row.pmtud, partial=row.partial) and (
-                row.blackhole_ttl is not None or row.blackhole_ip is not None):
+        if blackhole_fields(pmtud=p.pmtud, partial=p.partial) and (
+                p.blackhole_ttl is not None or p.blackhole_ip is not None):
             continue        # the latest run saw the hole and located it: its own words
-        located = row.blackhole_ttl is not None or row.blackhole_ip is not None
-        full = blackhole_fields(pmtud=row.pmtud) and not row.partial
-        rows[key] = row._replace(
-            partial=not full, blackhole_ttl=row.blackhole_ttl if located else ev.ttl,
-            blackhole_ip=row.blackhole_ip if located else ev.ip,
-            blackhole_size=row.blackhole_size if row.blackhole_size is not None else ev.size)
+        located = p.blackhole_ttl is not None or p.blackhole_ip is not None
+        full = blackhole_fields(pmtud=p.pmtud) and not p.partial
+        p.partial = not full
+        if not located:
+            p.blackhole_ttl, p.blackhole_ip = ev.ttl, ev.ip
+        if p.blackhole_size is None:
+            p.blackhole_size = ev.size
     return held
 
 

@@ -30,7 +30,7 @@ from .errors import NoData, ReportError
 from .formatting import share
 from .gains import gain_tables
 from .path_record import PathRecord
-from ..archive.path_state import blackhole_fields, state_of_fields
+from ..archive.path_state import blackhole_fields, state_of, state_of_fields
 from ..archive import queries as store_queries
 
 TARGETS = (("DC26", 0.50), ("DC28", 0.99))
@@ -99,16 +99,18 @@ def _build_all(queries, opts):
     # its own, so that it neither waits behind the two workers' long queries nor holds the
     # per-path model back until the gains are read.
     side = ThreadPoolExecutor(max_workers=1)
+    feed = None
     try:
         f_evidence = side.submit(queries.evidence, window, target)
-        # How sure each jumbo verdict is: the jumbo runs per path and their flows. An
-        # archive's aggregation over the history runs beside the latest results; SQLite's
-        # answer is asked where it is attached (_build): in a thread beside the latest rows
-        # its rows cost the report 0.5 s at 180,000 paths instead of 0.2 s. (In a list the
-        # model empties once read: an entry per jumbo path, ~70 MB for 460,000, not held by
-        # the future until the report is done.)
-        f_agreement = (side.submit(lambda: [queries.agreement(window, target)])
-                       if queries.answers_elsewhere else None)
+        # How sure each jumbo verdict is: the jumbo runs per path and their flows, put on the
+        # paths' records (confidence.take_counts) without a map of every jumbo path (~110 MB
+        # for 460,000). An archive's aggregation over the history runs from the start, beside
+        # the latest results (confidence.CountsFeed); SQLite's rows are read in the report's
+        # own thread (_build): in a thread beside it they cost the report 0.5 s at 180,000
+        # paths instead of 0.2 s.
+        feed = confidence.CountsFeed() if queries.answers_elsewhere else None
+        f_agreement = (side.submit(feed.read, queries.agreement_rows(window, target))
+                       if feed is not None else None)
         f_count = pool.submit(queries.count, window)
         f_gain = pool.submit(lambda: (queries.gains(window), queries.latency(window)))
 
@@ -152,23 +154,37 @@ def _build_all(queries, opts):
             f_trend = pool.submit(trend_after_count)
         else:
             counted()
+        # Each latest row becomes its path's record at once (PathRecord.unjudged), so that
+        # the rows are never all held beside the records.
         rows = {}
+        site_of = _site_lookup(opts.sites)
+        unjudged = PathRecord.unjudged
         for row in queries.latest(window, target):
-            rows[(row.source, row.dest, row.ip_version)] = row
+            rows[(row.source, row.dest, row.ip_version)] = unjudged(
+                row, site_of(row.source, row.source_ip, row.source_site),
+                site_of(row.dest, row.dest_ip, row.dest_site))
         history_window = window
         if opts.site is not None:
-            rows, hosts = _site_rows(rows, opts.site, _site_lookup(opts.sites))
+            rows, hosts = _site_rows(rows, opts.site)
             history_window = store_queries.Window(window.since, window.until, hosts=hosts)
+        if feed is not None:
+            feed.ready(rows)
         if f_hist is None:
             count, first, last, interval = counted()
-            latest_rows = list(rows.values())
+            # The history compares each path's runs with its latest result's own state, as
+            # the store holds it (before the held paths and the reverse direction change it).
+            latest_paths = list(rows.values())
+            for p in latest_paths:
+                p.result_state = state_of(p, target)
             f_hist = pool.submit(lambda: queries.history(
-                history_window, target, interval, opts.limit, opts.flap, latest_rows,
+                history_window, target, interval, opts.limit, opts.flap, latest_paths,
                 trend=f_trend.result() if f_trend is not None else None))
         held_paths = held.hold(rows, f_evidence.result())
         return _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain,
                       held_paths, f_agreement)
     finally:
+        if feed is not None:
+            feed.ready(None)    # (a report stopped early: the feed's thread ends)
         pool.shutdown(wait=True)
         side.shutdown(wait=True)
 
@@ -178,10 +194,11 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     """The report dict, section by section in the order it shows them (the store's answers
     still running in `f_hist` and `f_gain` are waited for where their sections come)."""
     target = opts.target
-    paths, host_mtu = _paths(rows, target, _site_lookup(opts.sites))
-    # Each path holds its row: the index by key (a tuple per path, ~80 MB for 718,800 paths)
-    # is not read again.
-    rows.clear()
+    paths, host_mtu = _paths(rows, target)
+    if f_agreement is None:
+        confidence.take_counts(rows, queries.agreement_rows(opts.window, target))
+        # The index by key (a tuple per path, ~80 MB for 718,800 paths) is not read again.
+        rows.clear()
     report = _headline(queries, opts, paths, host_mtu, (count, first, last))
     pairs = sites.cells(paths)
     site_names = sites.names(pairs)
@@ -194,8 +211,10 @@ def _build(queries, opts, rows, count, first, last, interval, f_hist, f_gain, he
     report["culprits"], report["host_limited"] = shared_culprits(paths, target, opts.culprit_min,
                                                                  host_mtu)
     report["limiting_hosts"] = limiting_hosts(paths, _host_sites(paths))
-    confidence.attach(paths, f_agreement.result().pop() if f_agreement is not None
-                      else queries.agreement(opts.window, target))
+    if f_agreement is not None:
+        f_agreement.result()    # the archive's counts, put on the records through `rows`
+        rows.clear()
+    confidence.attach(paths)
     report["confidence"] = confidence.summary(paths)
     changes = _add_trend(report, f_hist, held_paths, interval)
     measured, latency = f_gain.result()
@@ -224,21 +243,20 @@ def _site_lookup(site_map):
     return site_of
 
 
-def _site_rows(rows, site, site_of):
-    """The latest rows of the paths of one site (`--site`): those it is the source or the
-    dest of, so both directions of each of its paths are there; and the site's own hosts (by
-    the names the results give them), whose results the trend counts. ReportError for a
-    site the store does not know."""
+def _site_rows(rows, site):
+    """The latest paths of one site (`--site`): those it is the source or the dest of, so
+    both directions of each of its paths are there; and the site's own hosts (by the names
+    the results give them), whose results the trend counts. ReportError for a site the store
+    does not know."""
     mine = {}
     known = set()
     hosts = set()
-    for key, row in rows.items():
-        ends = (site_of(row.source, row.source_ip, row.source_site),
-                site_of(row.dest, row.dest_ip, row.dest_site))
+    for key, p in rows.items():
+        ends = (p.source_site, p.dest_site)
         known.update(ends)
         if site in ends:
-            mine[key] = row
-            hosts.update(host for host, end in zip((row.source, row.dest), ends)
+            mine[key] = p
+            hosts.update(host for host, end in zip((p.source, p.dest), ends)
                          if end == site and host)
     if not mine:
         raise ReportError("--site %s: no measured path has that site (known: %s)"
@@ -255,9 +273,10 @@ def _host_sites(paths):
     return out
 
 
-def _paths(rows, target, site_of):
-    """[Path] in (source, dest, ip_version) order, and {host: (start, local_mtu, site)} of each
-    measuring host's latest interface MTU."""
+def _paths(rows, target):
+    """[Path] in (source, dest, ip_version) order, each judged over both directions, and
+    {host: (start, local_mtu, site)} of each measuring host's latest interface MTU. `rows`
+    holds the unjudged records (PathRecord.unjudged) by key."""
     paths = []
     host_mtu = {}
     # The reverse direction by the hosts' names, else by their addresses: pScheduler names a
@@ -267,18 +286,18 @@ def _paths(rows, target, site_of):
     # paths all have their reverse by name never pays for a second index of every row).
     by_address = None
     for key in _key_order(rows):
-        row = rows[key]
-        rev = rows.get((row.dest, row.source, row.ip_version))
-        if rev is None and row.source_ip and row.dest_ip:
+        p = rows[key]
+        rev = rows.get((p.dest, p.source, p.ip_version))
+        if rev is None and p.source_ip and p.dest_ip:
             if by_address is None:
                 by_address = dict(((r.source_ip, r.dest_ip, r.ip_version), r)
                                   for r in rows.values() if r.source_ip and r.dest_ip)
-            rev = by_address.get((row.dest_ip, row.source_ip, row.ip_version))
-        path = _path(row, rev, target, site_of)
-        prev = host_mtu.get(row.source)
-        if row.local_mtu is not None and (prev is None or row.start > prev[0]):
-            host_mtu[row.source] = (row.start, row.local_mtu, path.source_site)
-        paths.append(path)
+            rev = by_address.get((p.dest_ip, p.source_ip, p.ip_version))
+        _judge(p, rev, target)
+        prev = host_mtu.get(p.source)
+        if p.local_mtu is not None and (prev is None or p.start > prev[0]):
+            host_mtu[p.source] = (p.start, p.local_mtu, p.source_site)
+        paths.append(p)
     return paths, host_mtu
 
 
@@ -292,13 +311,15 @@ def _key_order(rows):
         return sorted(rows, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0))
 
 
-def _reverse(row, rev):
+def _reverse(p, rev):
     """The reverse direction of a path: its MTUs (from the reflector, and from the reverse
-    path's own latest result `rev`) and whether either saw a black hole."""
+    path's own latest result `rev`) and whether either saw a black hole. Reads only what
+    judging leaves as the row said: the reflector's MTU and PMTUD of `p` (before _judge
+    replaces the first), and the reverse result's own outcome, MTU, PMTUD and partial flag."""
     reverse = []
-    if row.reverse_path_mtu is not None:
-        reverse.append(row.reverse_path_mtu)
-    rev_bh = blackhole_fields(pmtud=row.reverse_pmtud)
+    if p.reverse_path_mtu is not None:
+        reverse.append(p.reverse_path_mtu)
+    rev_bh = blackhole_fields(pmtud=p.reverse_pmtud)
     if rev is not None and rev.succeeded and rev.path_mtu is not None:
         reverse.append(rev.path_mtu)
     if rev is not None and blackhole_fields(pmtud=rev.pmtud, partial=rev.partial):
@@ -306,31 +327,35 @@ def _reverse(row, rev):
     return reverse, rev_bh
 
 
-def _path(row, rev, target, site_of):
-    fwd_bh = blackhole_fields(pmtud=row.pmtud, partial=row.partial)
-    reverse, rev_bh = _reverse(row, rev)
+def _judge(p, rev, target):
+    """The path's verdict over both directions, set on its record in place."""
+    fwd_bh = blackhole_fields(pmtud=p.pmtud, partial=p.partial)
+    reverse, rev_bh = _reverse(p, rev)
     reverse_mtu = min(reverse) if reverse else None
     # The path's state is the result rule (path_state.RULE) over both directions: this
     # result, with the reverse direction's MTU and black hole from the reverse result too.
-    state = state_of_fields(target, succeeded=row.succeeded, path_mtu=row.path_mtu,
-                            pmtud="blackhole" if fwd_bh else row.pmtud,
+    state = state_of_fields(target, succeeded=p.succeeded, path_mtu=p.path_mtu,
+                            pmtud="blackhole" if fwd_bh else p.pmtud,
                             reverse_path_mtu=reverse_mtu,
                             reverse_pmtud="blackhole" if rev_bh else None)
     # Which direction fails: each direction's MTU against the target (the `jumbo` verdict,
     # core.mtu.is_jumbo) and its black holes.
-    fwd_ok = bool(row.succeeded) and is_jumbo(row.path_mtu, target) is True
+    fwd_ok = bool(p.succeeded) and is_jumbo(p.path_mtu, target) is True
     rev_ok = not rev_bh and (reverse_mtu is None or is_jumbo(reverse_mtu, target))
-    failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
     # Measured the other way: an MTU of the reverse direction, or a black hole on it. A
     # reverse path whose latest run failed measured nothing.
     reverse_known = bool(reverse) or rev_bh
     if state == "jumbo" and not reverse_known:
         state = ONE_WAY
-    return Path(
-        row.source, row.dest, row.ip_version, site_of(row.source, row.source_ip, row.source_site),
-        site_of(row.dest, row.dest_ip, row.dest_site), row.start, row.path_mtu, reverse_mtu,
-        reverse_known, row.local_mtu, row.pmtud, bool(row.partial), fwd_bh, rev_bh,
-        state == "jumbo" and reverse_known, state, failing, bool(row.succeeded), row)
+    p.failing = FAILING[(not (fwd_ok and not fwd_bh), not rev_ok)]
+    p.reverse_path_mtu = reverse_mtu
+    p.reverse_known = reverse_known
+    p.partial = bool(p.partial)
+    p.blackhole = fwd_bh
+    p.reverse_blackhole = rev_bh
+    p.capable = state == "jumbo" and reverse_known
+    p.state = state
+    p.succeeded = bool(p.succeeded)
 
 
 # -- the report's sections ----------------------------------------------------------------------
@@ -395,13 +420,12 @@ def _blackholes(paths, held_paths):
     for p in paths:
         if not p.blackhole:
             continue
-        row = p.row
         # A plain dict (ordered as well): half an OrderedDict's size, and there may be 50,000.
         blackholes.append(dict([
             ("source", p.source), ("dest", p.dest), ("ip_version", p.ip_version),
             ("family", p.family), ("source_site", p.source_site), ("dest_site", p.dest_site),
-            ("partial", p.partial), ("size", row.blackhole_size), ("hop_ttl", row.blackhole_ttl),
-            ("hop_ip", row.blackhole_ip), ("path_mtu", p.path_mtu), ("measured", p.start),
+            ("partial", p.partial), ("size", p.blackhole_size), ("hop_ttl", p.blackhole_ttl),
+            ("hop_ip", p.blackhole_ip), ("path_mtu", p.path_mtu), ("measured", p.start),
         ] + held.fields(held_paths.get((p.source, p.dest, p.ip_version)))))
     by_hop = collections.Counter(b["hop_ip"] for b in blackholes if b["hop_ip"])
     blackholes.sort(key=lambda b: (-by_hop.get(b["hop_ip"], 0), b["partial"], b["hop_ip"] or "",

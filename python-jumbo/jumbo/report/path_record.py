@@ -33,15 +33,19 @@ def family(ip_version):
 
 
 class PathRecord(object):
-    """One directed path's latest state (compact: there may be 720,000 of them)."""
+    """One directed path's latest state (compact: there may be 720,000 of them). It is the
+    path's only object in the report: the fields of its latest row the report reads after
+    judging it are copied in (the row itself is let go: a second object per path was ~170 MB
+    of the report's peak at 718,800 paths)."""
     __slots__ = ("source", "dest", "ip_version", "source_site", "dest_site", "start", "path_mtu",
                  "reverse_path_mtu", "reverse_known", "local_mtu", "pmtud", "partial", "blackhole",
-                 "reverse_blackhole", "capable", "state", "failing", "succeeded", "row",
-                 "culprit", "limiting_host", "confidence")
+                 "reverse_blackhole", "capable", "state", "failing", "succeeded",
+                 "source_ip", "dest_ip", "blackhole_ttl", "blackhole_ip", "blackhole_size", "hops",
+                 "reverse_pmtud", "result_state", "jumbo_counts", "culprit", "limiting_host", "confidence")
 
     def __init__(self, source, dest, ip_version, source_site, dest_site, start, path_mtu,
                  reverse_path_mtu, reverse_known, local_mtu, pmtud, partial, blackhole,
-                 reverse_blackhole, capable, state, failing, succeeded, row):
+                 reverse_blackhole, capable, state, failing, succeeded, row=None):
         self.source = source
         self.dest = dest
         self.ip_version = ip_version
@@ -61,7 +65,19 @@ class PathRecord(object):
         self.state = state
         self.failing = failing
         self.succeeded = succeeded
-        self.row = row
+        # From the latest row (query_base.Latest): the ends' addresses, where the black hole
+        # is, the hops (JSON text, or None on a path that carries the target), the reverse
+        # direction's PMTUD as the reflector saw it.
+        self.source_ip = self.dest_ip = self.blackhole_ttl = self.blackhole_ip = None
+        self.blackhole_size = self.hops = self.reverse_pmtud = None
+        # The state of the latest result alone (path_state.state_of), as the history compares
+        # the path's runs with it: set by the model where the store's history asks for it.
+        self.result_state = None
+        # The store's counts of the path's jumbo runs (confidence.take_counts), until
+        # confidence.attach makes them its `confidence`.
+        self.jumbo_counts = None
+        if row is not None:
+            self.take_row(row)
         # Filled by culprits.locate: (kind, hop ip, hop ttl, hop mtu) of the hop that limits
         # the path, and (host, its interface MTU) when an end host's own MTU does.
         self.culprit = None
@@ -69,6 +85,28 @@ class PathRecord(object):
         # Filled by confidence.attach on jumbo paths: (jumbo runs, flows asked, flows
         # measured, odds of a missed ECMP member, "high" | "low" | "unknown").
         self.confidence = None
+
+    @classmethod
+    def unjudged(cls, row, source_site, dest_site):
+        """A path as its latest row (query_base.Latest) says, before the model judges it over
+        both directions: path_mtu, pmtud, partial, succeeded and reverse_path_mtu (the
+        reflector's) are the row's own until then."""
+        p = cls.__new__(cls)
+        p.source, p.dest, p.ip_version = row.source, row.dest, row.ip_version
+        p.source_site, p.dest_site, p.start = source_site, dest_site, row.start
+        p.path_mtu, p.reverse_path_mtu, p.local_mtu = row.path_mtu, row.reverse_path_mtu, row.local_mtu
+        p.pmtud, p.partial, p.succeeded = row.pmtud, row.partial, row.succeeded
+        p.take_row(row)
+        p.reverse_known = p.blackhole = p.reverse_blackhole = p.capable = None
+        p.state = p.failing = p.result_state = p.jumbo_counts = None
+        p.culprit = p.limiting_host = p.confidence = None
+        return p
+
+    def take_row(self, row):
+        self.source_ip, self.dest_ip = row.source_ip, row.dest_ip
+        self.blackhole_ttl, self.blackhole_ip = row.blackhole_ttl, row.blackhole_ip
+        self.blackhole_size, self.hops = row.blackhole_size, row.hops
+        self.reverse_pmtud = row.reverse_pmtud
 
     def __getitem__(self, name):
         return getattr(self, name)

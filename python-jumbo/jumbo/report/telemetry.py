@@ -125,8 +125,8 @@ class SiteMap(object):
         self.nets.sort(key=lambda n: -n[0].prefixlen)
         self.store = {}
         for p in paths:
-            for host, ip, site in ((p.source, p.row.source_ip, p.source_site),
-                                   (p.dest, p.row.dest_ip, p.dest_site)):
+            for host, ip, site in ((p.source, p.source_ip, p.source_site),
+                                   (p.dest, p.dest_ip, p.dest_site)):
                 for key in (host, ip):
                     if key:
                         self.store.setdefault(_norm(key), site)

@@ -9,6 +9,7 @@ from .rows import iso_text, tiebreak
 from .search import PAGE
 
 MAX_CHANGED_HISTORY = 5000     # paths whose history is read back to date their changes
+TERMS_CHUNK = 60000            # path keys in one terms clause
 
 
 def _candidates(queries, window, target, latest):
@@ -18,33 +19,13 @@ def _candidates(queries, window, target, latest):
     'none of the other paths' so the request stays small."""
     groups = {}
     for row in latest:
-        groups.setdefault(state_of(row, target), []).append(
-            "%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version))
+        groups.setdefault(row.result_state, []).append(row)
     if not groups:
         return []
     states = path_state.filters(target)
     biggest = max(groups, key=lambda k: len(groups[k]))
-    clauses = []
-    others = []
-    for st, paths in groups.items():
-        if st == biggest:
-            continue
-        others.extend(paths)
-        for i in range(0, len(paths), 60000):
-            clauses.append({"bool": {"filter": [{"terms": {"jumbo.path": paths[i:i + 60000]}}],
-                                     "must_not": [states[st]]}})
-    if len(others) <= 60000:
-        must_not = [states[biggest]]
-        if others:
-            must_not.append({"terms": {"jumbo.path": others}})
-        clauses.append({"bool": {"must_not": must_not}})
-    else:   # very large meshes: the biggest group spelled out in chunks too
-        paths = groups[biggest]
-        for i in range(0, len(paths), 60000):
-            clauses.append({"bool": {"filter": [{"terms": {"jumbo.path": paths[i:i + 60000]}}],
-                                     "must_not": [states[biggest]]}})
     found = set()
-    for clause in clauses:
+    for clause in _clauses(groups, biggest, states):
         query = queries.window_filter(window)
         query["bool"]["filter"].append(clause)
         query["bool"]["must_not"] = [states["failed"]]
@@ -52,6 +33,34 @@ def _candidates(queries, window, target, latest):
                                       {}, "changed paths"):
             found.add(bucket["key"]["p"])
     return sorted(found)
+
+
+def _keys(rows):
+    return ["%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version) for row in rows]
+
+
+def _clauses(groups, biggest, states):
+    """The clauses of _candidates, one at a time: each path's key is written only for the
+    request that names it (718,800 keys at once were ~60 MB of the report's peak)."""
+    others = sum(len(rows) for st, rows in groups.items() if st != biggest)
+    for st, rows in groups.items():
+        if st == biggest:
+            continue
+        for i in range(0, len(rows), TERMS_CHUNK):
+            yield {"bool": {"filter": [{"terms": {"jumbo.path": _keys(rows[i:i + TERMS_CHUNK])}}],
+                            "must_not": [states[st]]}}
+    if others <= TERMS_CHUNK:
+        must_not = [states[biggest]]
+        if others:
+            must_not.append({"terms": {"jumbo.path": _keys(
+                row for st, rows in groups.items() if st != biggest for row in rows)}})
+        yield {"bool": {"must_not": must_not}}
+    else:   # very large meshes: the biggest group spelled out in chunks too
+        rows = groups[biggest]
+        for i in range(0, len(rows), TERMS_CHUNK):
+            yield {"bool": {"filter": [{"terms": {"jumbo.path": _keys(rows[i:i + TERMS_CHUNK])}}],
+                            "must_not": [states[biggest]]}}
+
 
 def changes(queries, window, target, limit, flap, latest):
     """The changes of state in the window (Queries.changes), given the latest rows."""

@@ -33,7 +33,7 @@ import sys
 import threading
 
 from .. import path_state
-from ..query_base import Queries, state_of
+from ..query_base import Queries, latest_states, state_of
 from . import changes as path_changes
 from . import evidence as os_evidence
 from .layout import LATEST_PACKS
@@ -175,26 +175,24 @@ class OpenSearchQueries(SearchClient, Queries):
     def evidence(self, window, target):
         return os_evidence.read(self, window, target)
 
-    def agreement(self, window, target):
+    def agreement_rows(self, window, target):
         query = self.window_filter(window)
         query["bool"]["filter"].append(path_state.filters(target)["jumbo"])
         # One stats per field (its sum and how many runs hold it): 13 % less of the archive's
         # time than a sum and a value_count each.
         aggs = {"f": {"stats": {"field": "jumbo.flows"}},
                 "a": {"stats": {"field": "jumbo.flows_asked"}}}
-        out = {}
         try:
             buckets = self.terms_partitions(
                 self.pmtu, query, "jumbo.path", aggs, "jumbo runs per path",
                 self._paths_about(query), keep=("f.sum", "f.count", "a.sum", "a.count"))
-            _path_counts(buckets, out, lambda b: b["key"])
+            yield from _path_counts(buckets, lambda b: b["key"])
         except TooManyBuckets:
             # An archive whose search.max_buckets is set below the partitions' size: page by
             # page (a path already counted is counted again to the same value).
             buckets = self.composite(self.pmtu, query, [{"path": {"terms": {"field": "jumbo.path"}}}],
                                      aggs, "jumbo runs per path", page=AGREEMENT_PAGE)
-            _path_counts(buckets, out, lambda b: b["key"]["path"])
-        return out
+            yield from _path_counts(buckets, lambda b: b["key"]["path"])
 
     def _paths_about(self, query):
         """About how many paths `query` spans, for the partitions of a question per path: the
@@ -297,18 +295,18 @@ class OpenSearchQueries(SearchClient, Queries):
 
     def history(self, window, target, interval, limit, flap, latest, trend=None):
         if latest is None:
-            latest = list(self.latest(window, target))
+            latest = latest_states(self.latest(window, target), target)
         if trend is None:
             trend = self.trend(window, target, interval)
         return trend, path_changes.changes(self, window, target, limit, flap, latest)
 
 
-def _path_counts(buckets, out, key_of):
-    """Into `out`, {path: (runs, flows, flows_runs, flows_asked, asked_runs)} of the buckets
-    of the jumbo runs per path, each path named by key_of(bucket). An archive's answer is
-    read as hostile: a bucket counts only with a string key and counts that are whole,
-    non-negative numbers under 2**53. Few distinct counts recur over many paths (a mesh runs
-    every path alike): each distinct tuple is checked, converted and held once."""
+def _path_counts(buckets, key_of):
+    """(path, (runs, flows, flows_runs, flows_asked, asked_runs)) of each bucket of the jumbo
+    runs per path, the path named by key_of(bucket). An archive's answer is read as hostile:
+    a bucket counts only with a string key and counts that are whole, non-negative numbers
+    under 2**53. Few distinct counts recur over many paths (a mesh runs every path alike):
+    each distinct tuple is checked, converted and held once."""
     made = {}
     for b in buckets:
         try:
@@ -323,5 +321,4 @@ def _path_counts(buckets, out, key_of):
             ok = all(isinstance(x, (int, float)) and 0 <= x < 2 ** 53 for x in counts)
             found = made[counts] = tuple(int(x) for x in counts) if ok else False
         if found:
-            out[key] = found
-    return out
+            yield key, found

@@ -36,7 +36,7 @@ import urllib.parse
 
 from ..errors import ReportError, StoreDown
 from .. import path_state
-from ..query_base import Latest, Queries, Window, state_of
+from ..query_base import Latest, Queries, Window, latest_states, state_of
 from . import evidence
 
 # The test whose results carry the measured jumbo gain.
@@ -272,12 +272,12 @@ class SqliteQueries(Queries):
                       % (path_state.sql(target), newest), largs)
         else:
             if latest is None:
-                latest = list(self.latest(window, target))
+                latest = latest_states(self.latest(window, target), target)
             suffix = "|pmtu" if self.has_path else ""
             try:
                 db.executemany("INSERT OR REPLACE INTO temp.report_latest VALUES (?, ?)",
                                (("%s|%s|%s%s" % (r.source, r.dest, r.ip_version, suffix),
-                                 state_of(r, target)) for r in latest))
+                                 r.result_state) for r in latest))
             except sqlite3.DatabaseError as err:
                 raise StoreDown("the store failed a query: %s" % err)
         # One pass: the trend per bucket, and per bucket the paths seen in another state than
@@ -368,7 +368,7 @@ class SqliteQueries(Queries):
     def evidence(self, window, target):
         return evidence.read(self, window, target)
 
-    def agreement(self, window, target):
+    def agreement_rows(self, window, target):
         # Whole numbers from SQLite itself (CAST: a hostile or damaged store's text or real
         # values count as SQLite reads them), so each row goes into the answer as it comes,
         # with no conversion per value in Python.
@@ -386,7 +386,12 @@ class SqliteQueries(Queries):
                                    _quote(self.table), where, "AND" if where else "WHERE",
                                    path_state.sql(target)))
         shared = {}     # few distinct counts, many paths: one tuple each
-        return {r[0]: shared.setdefault(r[1:], r[1:]) for r in self.run(sql, args)}
+        try:
+            for r in self.db.execute(sql, args):
+                counts = r[1:]
+                yield r[0], shared.setdefault(counts, counts)
+        except sqlite3.DatabaseError as err:
+            raise StoreDown("the store failed a query: %s" % err)
 
     def gains(self, window):
         # The measured gain comes from the paired test (jumbo-throughput) only.
