@@ -201,10 +201,13 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def launch_report(args, env, cwd=None):
-    """Run jumbo-report with `args` through LAUNCHER: (seconds, peak MB, exit status, stderr);
-    seconds and MB are None when the launcher printed no figure (it died first)."""
-    code = "import sys; from jumbo.report.cli import main; sys.exit(main(sys.argv[1:]))"
+REPORT_MAIN = "import sys; from jumbo.report.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def launch_report(args, env, cwd=None, code=REPORT_MAIN):
+    """Run jumbo-report (or another `code`) with `args` through LAUNCHER: (seconds, peak MB,
+    exit status, stderr); seconds and MB are None when the launcher printed no figure (it
+    died first)."""
     proc = subprocess.run([sys.executable, "-c", LAUNCHER, "-c", code] + list(args),
                           env=env, cwd=cwd, stderr=subprocess.PIPE, universal_newlines=True)
     lines = proc.stderr.splitlines()

@@ -19,7 +19,9 @@ child started from a small launcher (so neither the loader's memory nor the laun
 start-up is charged to the report): its wall time and peak RSS (ru_maxrss). Before and after
 alternate, --runs times each; the median is printed with the ratio after/before and the
 bounds (< 3 s, < 500 MB) beside each figure. The machine's load is printed with them: compare
-the ratio, not the seconds, on a busy machine.
+the ratio, not the seconds, on a busy machine. Beside them, the floor (bench.report_floor):
+every path's latest row read from the store and written as the per-path list, nothing else,
+which no report that lists every path can go below on that machine.
 """
 
 import argparse
@@ -243,6 +245,20 @@ def run_report(library, url, out, extra=()):
     return seconds, mb, status, err
 
 
+FLOOR_MAIN = "import sys; from bench.report_floor import main; sys.exit(main(sys.argv[1:]))"
+
+
+def run_floor(url, out):
+    """(seconds, peak MB) of bench.report_floor on the store: every path's latest row read
+    and written, nothing else (this tree's reader)."""
+    seconds, mb, status, err = launch_report(
+        ["--store", url, "--out", out], dict(os.environ, PYTHONPATH=os.pathsep.join((LIBRARY, ROOT))),
+        cwd="/", code=FLOOR_MAIN)
+    if status or seconds is None:
+        raise SystemExit("bench report-scale: the floor run failed (exit %s): %s" % (status, err[-500:]))
+    return seconds, mb
+
+
 def _load():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -250,9 +266,10 @@ def _load():
 
 def compare(store, url, before_lib, runs, workdir):
     """Before and after alternating on one store; prints one block, returns its figures."""
-    figures = {"before": [], "after": []}
+    figures = {"before": [], "after": [], "floor": []}
     outs = {}
     for _ in range(runs):
+        figures["floor"].append(run_floor(url, os.path.join(workdir, "floor-%s.json" % store)))
         for name, lib, extra in (("before", before_lib, ()), ("after", LIBRARY, ("--no-resolve",))):
             outs[name] = os.path.join(workdir, "report-%s-%s.json" % (store, name))
             secs, mb, status, err = run_report(lib, url, outs[name], extra)
@@ -263,13 +280,15 @@ def compare(store, url, before_lib, runs, workdir):
     with open(outs["after"]) as f:
         after = json.load(f)
     med = {k: (statistics.median(s for s, _ in v), max(m for _, m in v)) for k, v in figures.items()}
-    b, a = med["before"], med["after"]
+    b, a, floor = med["before"], med["after"], med["floor"]
     print("%-10s %d paths, %d results; load %s" % (store, after["paths_measured"], after["window"]["results"],
                                                    _load()))
     for name, (secs, mb) in (("before", b), ("after", a)):
         print("  %-7s %6.2f s (bound %.0f s: %s)  %6.0f MB (bound %.0f MB: %s)"
               % (name, secs, BOUND_SECONDS, "ok" if secs < BOUND_SECONDS else "OVER", mb, BOUND_MB,
                  "ok" if mb < BOUND_MB else "OVER"))
+    print("  floor   %6.2f s  %6.0f MB: every path's latest row read and written, nothing else"
+          " (bench.report_floor); after/floor: time x%.2f" % (floor[0], floor[1], a[0] / floor[0]))
     print("  after/before: time x%.2f, memory x%.2f; %d tickets, first: %s"
           % (a[0] / b[0], a[1] / b[1], after["actions"]["total"],
              (after["actions"]["tickets"] or [{}])[0].get("problem")))
