@@ -52,6 +52,25 @@ def _envelope(spec, merged, start, test_type=TEST):
         "run": {"href": run}}}
 
 
+# Runs of a pair whose legs were too noisy to decide, after which the test gives up.
+DECIDE_RUNS = 3
+
+
+def _decided_run(lab, spec):
+    """The pair run until its verdict is decided, at most DECIDE_RUNS times. Legs of 2 s on a
+    machine shared with other labs can differ by half between the two runs of one size
+    (measured in CI: gain x2.61 with a noise over 0.8): then the tool rightly says
+    `no-difference`, which is checked to follow from its own gain and noise. A decided run
+    must say what the lab's truth is (jumbo faster), never jumbo slower."""
+    for _ in range(DECIDE_RUNS):
+        outcome, merged = _run(lab, spec)
+        if merged["verdict"] != "no-difference":
+            return outcome, merged
+        gain, noise = merged["gain"], merged["gain-noise"]
+        assert gain is not None and noise is not None and gain - max(2 * noise, 0.05) <= 1, merged
+    raise AssertionError("no decided verdict in %d runs: %r" % (DECIDE_RUNS, merged))
+
+
 @needs_lab
 def test_the_pair_runs_end_to_end_and_reaches_both_stores_and_the_report(lab_factory, tmp_path,
                                                                            opensearch_url):
@@ -60,7 +79,7 @@ def test_the_pair_runs_end_to_end_and_reaches_both_stores_and_the_report(lab_fac
     from opensearch_fixture import drop_prefix
     lab = lab_factory("clean-jumbo")
     spec = _task(lab, "--dest", lab.address("dst", 4), "--duration", "2", "--omit", "0")
-    outcome, merged = _run(lab, spec)
+    outcome, merged = _decided_run(lab, spec)
 
     assert merged["succeeded"] is True, merged
     assert merged["path-mtu"] == lab.truth("src", "dst")["path-mtu"] == 9000
