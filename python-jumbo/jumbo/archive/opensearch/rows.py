@@ -47,7 +47,7 @@ def row_latest(values):
         local = ints.setdefault(local, local)
     if reverse_mtu.__class__ is int:
         reverse_mtu = ints.setdefault(reverse_mtu, reverse_mtu)
-    if len(ints) > HOPS_KEPT:
+    if len(ints) > SHARED_KEPT:
         ints.clear()
     if len(values) > ROW_LENGTH:
         source_ip, dest_ip, bh_ttl, bh_ip, bh_size, hops = values[ROW_LENGTH:]
@@ -98,16 +98,16 @@ def compact_hops(hops):
                 out.append(known.setdefault(triple, triple))
             except TypeError:       # an unhashable value: a damaged hop, kept as it is
                 out.append(triple)
-    if len(known) > HOPS_KEPT:
+    if len(known) > SHARED_KEPT:
         known.clear()
     return tuple(out)
 
 
-# The hops seen so far, each once; let go of past HOPS_KEPT (a hostile store's hops all
-# distinct would otherwise grow it without bound).
+# The hops and MTU values seen so far, each once; each map is let go past SHARED_KEPT entries
+# (a hostile store's values all distinct would otherwise grow it without bound).
 _HOPS = {}
-HOPS_KEPT = 200000
 _INTS = {}
+SHARED_KEPT = 200000
 
 
 def latest_from_source(src, hops, results):
