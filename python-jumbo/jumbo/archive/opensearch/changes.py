@@ -42,13 +42,15 @@ def _keys(rows):
 def _clauses(groups, biggest, states):
     """The clauses of _candidates, one at a time: each path's key is written only for the
     request that names it (718,800 keys at once were ~60 MB of the report's peak)."""
-    others = sum(len(rows) for st, rows in groups.items() if st != biggest)
-    for st, rows in groups.items():
-        if st == biggest:
-            continue
+    def spelled_out(rows, st):
         for i in range(0, len(rows), TERMS_CHUNK):
             yield {"bool": {"filter": [{"terms": {"jumbo.path": _keys(rows[i:i + TERMS_CHUNK])}}],
                             "must_not": [states[st]]}}
+
+    others = sum(len(rows) for st, rows in groups.items() if st != biggest)
+    for st, rows in groups.items():
+        if st != biggest:
+            yield from spelled_out(rows, st)
     if others <= TERMS_CHUNK:
         must_not = [states[biggest]]
         if others:
@@ -56,10 +58,7 @@ def _clauses(groups, biggest, states):
                 row for st, rows in groups.items() if st != biggest for row in rows)}})
         yield {"bool": {"must_not": must_not}}
     else:   # very large meshes: the biggest group spelled out in chunks too
-        rows = groups[biggest]
-        for i in range(0, len(rows), TERMS_CHUNK):
-            yield {"bool": {"filter": [{"terms": {"jumbo.path": _keys(rows[i:i + TERMS_CHUNK])}}],
-                            "must_not": [states[biggest]]}}
+        yield from spelled_out(groups[biggest], biggest)
 
 
 def changes(queries, window, target, limit, flap, latest):
