@@ -46,7 +46,11 @@ declare -A ADDR6=([a]=fd00:200::1 [b]=fd00:201::2)
 
 say() { echo "node53.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
+# Only in the foreground: `in_ns ... &` forks a shell that runs `ip netns exec` as its child,
+# so $! would be that shell, and a stop by that PID would leave the process itself running.
+# What is started in the background is started with `ip netns exec ... &`: $! is the process.
 in_ns() { ip netns exec "$@"; }
+. "$HERE/pidtree.sh"
 
 # ------------------------------------------------------------------------------------------
 # The network
@@ -255,7 +259,7 @@ EOC
   for d in ticker scheduler runner archiver; do
     mkdir -p "$P/var/pscheduler-server/$d/tmp"; chown -R pscheduler "$P/var/pscheduler-server/$d"
     chmod 700 "$P/var/pscheduler-server/$d/tmp"
-    in_ns "$ns" "$HERE/supervise.sh" "$LOG/$d.log" $as_ps env $envv \
+    ip netns exec "$ns" "$HERE/supervise.sh" "$LOG/$d.log" $as_ps env $envv \
       TMPDIR="$P/var/pscheduler-server/$d/tmp" "$LIB/daemons/$d" \
       --dsn "@$ETC/database/database-dsn" --verbose >/dev/null 2>&1 </dev/null &
     echo $! >>"$P/pids"
@@ -267,7 +271,7 @@ EOC
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$P/api.key" -out "$P/api.crt" -days 2 \
     -subj "/CN=${ADDR4[$node]}" 2>/dev/null
   chown pscheduler "$P/api.key" "$P/api.crt"
-  in_ns "$ns" $as_ps env $envv SCRIPT_NAME=/pscheduler gunicorn --chdir "$SHARE/api-server" \
+  ip netns exec "$ns" $as_ps env $envv SCRIPT_NAME=/pscheduler gunicorn --chdir "$SHARE/api-server" \
     --bind "${ADDR4[$node]}:443" --bind "[${ADDR6[$node]}]:443" \
     --certfile "$P/api.crt" --keyfile "$P/api.key" --workers 4 --threads 15 --timeout 120 \
     --access-logfile "$LOG/api-access.log" --error-logfile "$LOG/api.log" \
@@ -277,17 +281,7 @@ EOC
 
 stop_node() {
   local P=$RPS/node-$1 pid
-  if [[ -f $P/pids ]]; then
-    while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$P/pids"
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      alive=0
-      while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$P/pids"
-      ((alive)) || break
-      sleep 0.5
-    done
-    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$P/pids"
-    rm -f "$P/pids"
-  fi
+  stop_pid_file "$P/pids" || die "node $1: processes left running (see above)"
   if [[ -f $P/pgdata/postmaster.pid ]]; then
     runuser -u postgres -- $PG/pg_ctl -D "$P/pgdata" -m fast -w stop >/dev/null 2>&1 || {
       pid=$(cat "$P/postgres.pid" 2>/dev/null || true)

@@ -114,6 +114,12 @@ class Nodes(object):
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       universal_newlines=True, timeout=600)
                 assert done.returncode == 0, done.stdout
+                if step == "stop":
+                    # a process left over would keep the old code running against the next
+                    # database on the same socket, and keep writing into the node's directory
+                    left = subprocess.run(["ip", "netns", "pids", self.netns[node]],
+                                          stdout=subprocess.PIPE, universal_newlines=True).stdout
+                    assert left.split() == [], "node %s stopped, still running: %s" % (node, left)
                 if step == "start" and upstream_fixes:
                     assert "upstream scheduling changed" in done.stdout, done.stdout
 
