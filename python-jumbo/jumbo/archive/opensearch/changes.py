@@ -4,6 +4,7 @@ on the path with composite (no scripts: a bare OpenSearch has no painless); then
 histories of those paths are read back (at most MAX_CHANGED_HISTORY) to date the changes."""
 
 from .. import path_state
+from ..evidence import path_key
 from ..query_base import state_of
 from .rows import iso_text, tiebreak
 from .search import PAGE
@@ -36,7 +37,9 @@ def _candidates(queries, window, target, latest):
 
 
 def _keys(rows):
-    return ["%s|%s|%s|pmtu" % (row.source, row.dest, row.ip_version) for row in rows]
+    # the key as the archive wrote it (a missing name is "", not "None": such a path's
+    # change would be missed)
+    return [path_key(row.source, row.dest, row.ip_version) for row in rows]
 
 
 def _clauses(groups, biggest, states):

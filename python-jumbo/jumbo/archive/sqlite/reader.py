@@ -35,6 +35,7 @@ import threading
 import urllib.parse
 
 from ..errors import ReportError, StoreDown
+from ..evidence import path_key
 from .. import path_state
 from ..query_base import Latest, Queries, Window, latest_states, state_of
 from . import evidence
@@ -261,7 +262,10 @@ class SqliteQueries(Queries):
         where, args = self._where(window)
         day = "day" if "day" in self.columns else "substr(start, 1, 10)"
         bucket = ("date(%s, '-6 days', 'weekday 1')" % day) if interval == "week" else day
-        pathcol = "path" if self.has_path else "source || '|' || dest || '|' || ip_version"
+        # A path's key as the archive writes it (evidence.path_key: a missing name is ""),
+        # built the same way on a legacy table without the column.
+        pathcol = ("path" if self.has_path else
+                   "IFNULL(source, '') || '|' || IFNULL(dest, '') || '|' || IFNULL(ip_version, '')")
         db = self.db
         self.run("DROP TABLE IF EXISTS temp.report_latest")
         self.run("CREATE TEMP TABLE report_latest (path TEXT PRIMARY KEY, st TEXT) WITHOUT ROWID")
@@ -273,10 +277,10 @@ class SqliteQueries(Queries):
         else:
             if latest is None:
                 latest = latest_states(self.latest(window, target), target)
-            suffix = "|pmtu" if self.has_path else ""
+            cut = None if self.has_path else -len("|pmtu")
             try:
                 db.executemany("INSERT OR REPLACE INTO temp.report_latest VALUES (?, ?)",
-                               (("%s|%s|%s%s" % (r.source, r.dest, r.ip_version, suffix),
+                               ((path_key(r.source, r.dest, r.ip_version)[:cut],
                                  r.result_state) for r in latest))
             except sqlite3.DatabaseError as err:
                 raise StoreDown("the store failed a query: %s" % err)
