@@ -322,14 +322,15 @@ EOC
 }
 
 stop_node() {
-  local P=$RPS/node-$1 pid
-  stop_pid_file "$P/pids" || die "node $1: processes left running (see above)"
+  local P=$RPS/node-$1 pid left=0
+  stop_pid_file "$P/pids" || left=1
   if [[ -f $P/pgdata/postmaster.pid ]]; then
     runuser -u postgres -- $PG/pg_ctl -D "$P/pgdata" -m fast -w stop >/dev/null 2>&1 || {
       pid=$(cat "$P/postgres.pid" 2>/dev/null || true)
       [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
     }
   fi
+  ((left == 0)) || die "node $1: processes left running (see above)"
 }
 
 cli() {
