@@ -1,10 +1,10 @@
-"""The key a store's reader writes for a path matches the key the archive stored for it
-(jumbo.archive.evidence.path_key: a missing name or IP version is "", never "None"). The
-history's changes are found by that key. With "None" in the key, a path recorded without
-an IP version was re-read as a candidate though it never changed (both stores: the reads
-of MAX_CHANGED_HISTORY paths are spent on it), and on OpenSearch, once the commonest latest
-state is spelled out key by key (a mesh of more than TERMS_CHUNK other paths), its change
-was missed."""
+"""jumbo.archive.evidence.path_key, as the history's readers use it: the key a store's
+reader writes for a path matches the key the archive stored for it (a missing name or IP
+version is "", never "None"). The history's changes are found by that key. With "None" in
+the key, a path recorded without an IP version was re-read as a candidate though it never
+changed (both stores: the reads of MAX_CHANGED_HISTORY paths are spent on it), and on
+OpenSearch, once the commonest latest state is spelled out key by key (a mesh of more than
+TERMS_CHUNK other paths), its change was missed."""
 
 import copy
 
