@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from lab_support import running
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIDTREE = os.path.join(ROOT, "lab", "real_pscheduler", "pidtree.sh")
 
@@ -20,14 +22,6 @@ d=$1
 bash -c 'trap "" TERM; sleep 300 & echo $! > "$0/grandchild"; echo $$ > "$0/child"; wait' "$d" &
 sleep 300
 """
-
-
-def _alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 def _wait_for(path, seconds=5):
@@ -52,7 +46,7 @@ def tree(tmp_path):
                _wait_for(str(tmp_path / "grandchild"))]
     yield started, bystander
     for pid in started:
-        if _alive(pid):
+        if running(pid):
             os.kill(pid, 9)
     bystander.kill()
     bystander.wait()
@@ -63,12 +57,12 @@ def test_the_whole_tree_of_a_recorded_pid_ends_and_nothing_else(tree, tmp_path):
     started, bystander = tree
     pids_file = tmp_path / "pids"
     pids_file.write_text("%d\n" % started[0])
-    assert all(_alive(pid) for pid in started)
+    assert all(running(pid) for pid in started)
     t0 = time.monotonic()
     done = _stop(str(pids_file))
     took = time.monotonic() - t0
     assert done.returncode == 0, done.stdout
-    assert [pid for pid in started if _alive(pid)] == []
+    assert [pid for pid in started if running(pid)] == []
     assert not pids_file.exists()
     # the child ignores SIGTERM: it ends only by SIGKILL, after the 10 s grace
     assert took >= 10, took

@@ -16,6 +16,7 @@ import threading
 import pytest
 
 from lab import runner_log
+from lab_support import process_tree, running
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODES = os.path.join(ROOT, "lab", "real_pscheduler", "nodes.sh")
@@ -112,7 +113,7 @@ class Nodes(object):
             for step in ("stop", "start"):
                 # Every process the node's recorded PIDs started, taken before the stop (other
                 # processes in the namespace, such as a test's OpenSearch, are not the node's)
-                tree = _process_tree(_recorded_pids(self.rps, node)) if step == "stop" else ()
+                tree = process_tree(_recorded_pids(self.rps, node)) if step == "stop" else ()
                 done = subprocess.run(["bash", self.script, step, node], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       universal_newlines=True, timeout=600)
@@ -121,7 +122,7 @@ class Nodes(object):
                     # a process left over would keep the old code running against the next
                     # database on the same socket, and keep writing into the node's directory
                     assert len(tree) >= 5, (node, tree)     # 4 daemons' supervisors, the API
-                    left = [pid for pid in tree if _running(pid)]
+                    left = [pid for pid in tree if running(pid)]
                     assert left == [], "node %s stopped, still running: %s" % (node, left)
                 if step == "start" and upstream_fixes:
                     assert "upstream scheduling changed" in done.stdout, done.stdout
@@ -136,37 +137,6 @@ def _recorded_pids(rps, node):
     """The PIDs nodes.sh recorded for a node's daemons and API."""
     with open(os.path.join(rps, "node-" + node, "pids")) as f:
         return [int(line) for line in f if line.strip()]
-
-
-def _parent_of(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _running(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _process_tree(roots):
-    """`roots` and every process descended from them, as /proc shows them now."""
-    children = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            children.setdefault(_parent_of(int(name)), []).append(int(name))
-    tree, todo = [], list(roots)
-    while todo:
-        pid = todo.pop()
-        if _running(pid):
-            tree.append(pid)
-            todo.extend(children.get(pid, ()))
-    return tree
 
 
 class BackgroundCli(object):
